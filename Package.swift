@@ -1,0 +1,51 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "PermissionLedger",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "PermissionLedger", targets: ["PermissionLedger"]),
+        .library(name: "PermissionModel", targets: ["PermissionModel"]),
+        .library(name: "LMDB", targets: ["LMDB"]),
+        .executable(name: "permission-ledger", targets: ["permission-ledger"]),
+        .executable(name: "ledger-benchmark", targets: ["ledger-benchmark"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(name: "LMDB", dependencies: ["CLMDB"]),
+        .target(name: "PermissionModel"),
+        .target(
+            name: "PermissionLedger",
+            dependencies: [
+                "LMDB",
+                "PermissionModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "permission-ledger",
+            dependencies: [
+                "PermissionLedger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "ledger-benchmark", dependencies: ["PermissionLedger", "LMDB"]),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
+        .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
+        .testTarget(
+            name: "PermissionLedgerCLITests",
+            dependencies: ["PermissionLedger"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

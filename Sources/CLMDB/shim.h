@@ -1,0 +1,4 @@
+#ifndef PERMISSION_LEDGER_CLMDB_SHIM_H
+#define PERMISSION_LEDGER_CLMDB_SHIM_H
+#include <lmdb.h>
+#endif
