@@ -1,0 +1,136 @@
+import Foundation
+import PermissionModel
+
+extension EventJSON {
+    /// The event as one JSON line (without `\n`), keys in a fixed order:
+    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `hash`.
+    /// Absent optional fields are left out.
+    public static func encode(_ event: PermissionEvent) -> String {
+        var w = JSONWriter()
+        write(event, to: &w)
+        return w.text
+    }
+
+    static func write(_ event: PermissionEvent, to w: inout JSONWriter) {
+        w.raw("{")
+        var first = true
+        if let seq = event.seq {
+            w.key("seq", first: true)
+            w.integer(seq)
+            first = false
+        }
+        w.key("type", first: first)
+        w.string(event.type.rawValue)
+        w.key("id"); w.string(event.id)
+        w.key("subject"); w.string(event.subject)
+        w.key("occurredAt"); w.string(event.occurredAt.description)
+        if let recordedAt = event.recordedAt { w.key("recordedAt"); w.string(recordedAt.description) }
+        switch event.payload {
+        case .questionAsked(let question):
+            w.key("question")
+            writeQuestion(question, to: &w)
+        case .questionSendCanceled(let id), .questionExpired(let id):
+            w.key("questionId"); w.string(id.uuidString)
+        case .questionAskFailed(let id, let error):
+            w.key("questionId"); w.string(id.uuidString)
+            w.key("error"); w.raw("{")
+            w.key("code", first: true); w.string(error.code.rawValue)
+            if let message = error.message { w.key("message"); w.string(message) }
+            w.raw("}")
+        case .questionAnswered(let id, let choiceID, let via):
+            w.key("questionId"); w.string(id.uuidString)
+            w.key("choiceId"); w.string(choiceID)
+            w.key("via"); w.string(via.rawValue)
+        case .handlesObserved(let checked, let known):
+            w.key("checked"); writeHandles(checked, to: &w)
+            w.key("known"); writeHandles(known, to: &w)
+        case .permissionChanged(let permission, let state, let cause):
+            w.key("permission"); w.string(permission.rawValue)
+            w.key("state"); w.string(state.rawValue)
+            if let cause { w.key("cause"); w.string(cause.rawValue) }
+        }
+        if let hash = event.hash { w.key("hash"); w.string(hash.description) }
+        w.raw("}")
+    }
+
+    static func writeHandle(_ handle: CommunicationHandle, to w: inout JSONWriter) {
+        w.raw("{\"value\":")
+        w.string(handle.value)
+        w.raw(",\"kind\":")
+        w.string(handle.kind.rawValue)
+        w.raw("}")
+    }
+
+    static func writeHandles(_ handles: [CommunicationHandle], to w: inout JSONWriter) {
+        w.raw("[")
+        for (i, handle) in handles.enumerated() {
+            if i > 0 { w.raw(",") }
+            writeHandle(handle, to: &w)
+        }
+        w.raw("]")
+    }
+
+    static func writeChoice(_ choice: PermissionChoice, to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("id", first: true); w.string(choice.id)
+        w.key("title"); w.string(choice.title)
+        w.key("answer"); w.string(choice.answer.rawValue)
+        if let grant = choice.grantSeconds { w.key("grantSeconds"); w.integer(grant) }
+        w.raw("}")
+    }
+
+    private static func writeQuestion(_ question: PermissionQuestion, to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("id", first: true); w.string(question.id.uuidString)
+        w.key("topic"); w.raw("{")
+        switch question.topic {
+        case .communication(let topic):
+            w.key("communication", first: true)
+            w.raw("{\"people\":[")
+            for (i, person) in topic.personInformation.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.raw("{\"handle\":")
+                writeHandle(person.handle, to: &w)
+                if let name = person.nameComponents {
+                    w.raw(",\"name\":{")
+                    var firstName = true
+                    for (key, part) in nameParts(name) {
+                        if let part {
+                            if !firstName { w.raw(",") }
+                            firstName = false
+                            w.string(key); w.raw(":"); w.string(part)
+                        }
+                    }
+                    w.raw("}")
+                }
+                w.raw("}")
+            }
+            w.raw("],\"actions\":[")
+            for (i, action) in topic.orderedActions.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.string(action.rawValue)
+            }
+            w.raw("]}")
+        case .significantAppUpdate(let topic):
+            w.key("significantAppUpdate", first: true)
+            w.raw("{\"description\":")
+            w.string(topic.description)
+            w.raw("}")
+        }
+        w.raw("}")
+        w.key("choices"); w.raw("[")
+        for (i, choice) in question.choices.enumerated() {
+            if i > 0 { w.raw(",") }
+            writeChoice(choice, to: &w)
+        }
+        w.raw("]")
+        w.key("defaultChoice"); w.string(question.defaultChoiceID)
+        if let expiresAt = question.expiresAt { w.key("expiresAt"); w.string(expiresAt.description) }
+        w.raw("}")
+    }
+
+    static func nameParts(_ name: PersonNameComponents) -> [(String, String?)] {
+        [("namePrefix", name.namePrefix), ("givenName", name.givenName), ("middleName", name.middleName),
+         ("familyName", name.familyName), ("nameSuffix", name.nameSuffix), ("nickname", name.nickname)]
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import LMDB
+import PermissionModel
+
+/// The named databases of a ledger environment. See `docs/STORAGE.md`.
+struct Tables: Sendable {
+    /// `format` → the storage format version.
+    let meta: Database
+    /// seq (8 bytes, big-endian) → chain hash (32 bytes) followed by the event record.
+    let events: Database
+    /// event id (UTF-8) → seq.
+    let eventIDs: Database
+    /// recordedAt (8 bytes, sortable) + seq → empty: resolves an as-of time to a seq.
+    let byRecordedAt: Database
+    /// subject (UTF-8) → seq of its first event.
+    let subjects: Database
+    /// askedAt (8 bytes, sortable) + question id (16 bytes) → seq of the question.asked event.
+    let questionsByAsked: Database
+    /// question id + seq → ``QuestionRow``.
+    let questions: Database
+    /// subject NUL kind value NUL + seq → ``HandleRow``.
+    let handles: Database
+    /// subject NUL permission NUL + seq → ``PermissionRow``.
+    let permissions: Database
+
+    static let names = ["meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions"]
+
+    init(environment: Environment, create: Bool) throws {
+        let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
+        (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
+            (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
+    }
+
+    func database(_ table: VersionedTable) -> Database {
+        switch table {
+        case .questions: questions
+        case .handles: handles
+        case .permissions: permissions
+        }
+    }
+
+    /// Every table holding derived state, with its name: what `verify` compares against a rebuild.
+    var derived: [(String, Database)] {
+        [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
+         ("questions", questions), ("handles", handles), ("permissions", permissions)]
+    }
+}
+
+extension ReadTransaction {
+    /// The latest version of `entity` in a versioned table at or before `seq`.
+    func latest(_ db: Database, _ entity: [UInt8], atMost seq: UInt64 = .max) throws -> (seq: UInt64, value: UnsafeRawBufferPointer)? {
+        let cursor = try self.cursor(db)
+        return try cursor.latest(entity, atMost: seq)
+    }
+
+    /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`.
+    func event(_ tables: Tables, seq: UInt64) throws -> PermissionEvent? {
+        guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
+        return try decodeStoredEvent(value, seq: seq)
+    }
+}
+
+extension Cursor {
+    func latest(_ entity: [UInt8], atMost seq: UInt64) throws -> (seq: UInt64, value: UnsafeRawBufferPointer)? {
+        let entry: Entry?
+        if seq == .max {
+            entry = try seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8)).flatMap { e in
+                Keys.decodeSeq(e.key) == .max && e.key.count == entity.count + 8 ? e : try previous()
+            } ?? (try last())
+        } else {
+            entry = try seek(atOrAfter: entity + Keys.seq(seq + 1)) != nil ? try previous() : try last()
+        }
+        guard let entry, entry.key.count == entity.count + 8, entry.key.starts(with: entity) else { return nil }
+        return (Keys.decodeSeq(entry.key), entry.value)
+    }
+}
+
+func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> PermissionEvent {
+    guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
+    var event = try EventRecord.decode(UnsafeRawBufferPointer(rebasing: value[32...]))
+    event.seq = seq
+    event.hash = ChainHash(unchecked: Array(value[0..<32]))
+    return event
+}
+
+/// The projection store over one LMDB write transaction.
+final class LMDBStore: ProjectionStore {
+    let txn: WriteTransaction
+    let tables: Tables
+    private var definitions: [UUID: QuestionDefinition] = [:]
+    private var cursors: [VersionedTable: Cursor] = [:]
+    private var subjectsSeen: Set<String> = []
+    /// Whether `storeEvent` appends to the log (false while rebuilding projections from it).
+    var rewritesLog = true
+
+    init(txn: WriteTransaction, tables: Tables) {
+        self.txn = txn
+        self.tables = tables
+    }
+
+    private func cursor(_ table: VersionedTable) throws -> Cursor {
+        if let cursor = cursors[table] { return cursor }
+        let cursor = try txn.cursor(tables.database(table))
+        cursors[table] = cursor
+        return cursor
+    }
+
+    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])? {
+        try cursor(table).latest(entity, atMost: .max).map { ($0.seq, Array($0.value)) }
+    }
+
+    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
+        try txn.put(tables.database(table), key: entity + Keys.seq(seq), value: value)
+    }
+
+    func seq(ofEventID id: String) throws -> UInt64? {
+        try txn.get(tables.eventIDs, key: Array(id.utf8)).map(Keys.decodeSeq)
+    }
+
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        guard let event = try txn.reader.event(tables, seq: seq) else {
+            throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+        }
+        return event
+    }
+
+    func question(_ id: UUID) throws -> QuestionDefinition? {
+        if let cached = definitions[id] { return cached }
+        guard let latest = try cursor(.questions).latest(Keys.uuid(id), atMost: .max) else { return nil }
+        let row = try QuestionRow(decoding: latest.value)
+        guard case .questionAsked(let question) = try storedEvent(row.askedSeq).payload else {
+            throw EventRecord.DecodingError(reason: "seq \(row.askedSeq) is not the question.asked of \(id.uuidString)")
+        }
+        let definition = QuestionDefinition(question: question, row: row)
+        definitions[id] = definition
+        return definition
+    }
+
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
+        try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
+        definitions[id]?.row = row
+    }
+
+    func isKnownSubject(_ subject: String) throws -> Bool {
+        if subjectsSeen.contains(subject) { return true }
+        if try txn.get(tables.subjects, key: Array(subject.utf8)) != nil {
+            subjectsSeen.insert(subject)
+            return true
+        }
+        return false
+    }
+
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        let seqKey = Keys.seq(seq)
+        if rewritesLog { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
+        try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
+        try txn.put(tables.byRecordedAt, key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
+        if newSubject {
+            try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
+            subjectsSeen.insert(event.subject)
+        }
+        if case .questionAsked(let question) = event.payload {
+            try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
+            let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
+            try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
+            definitions[question.id] = QuestionDefinition(question: question, row: row)
+        }
+    }
+}
+
+/// The projection store in memory: what a rebuild from the log produces, table by table, to compare
+/// with the kept projections, or (without history) the fastest way to replay a log into current state.
+final class MemoryStore: ProjectionStore {
+    let keepsRows: Bool
+    /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
+    private(set) var rows: [String: [([UInt8], [UInt8])]] = [:]
+    private var latestVersions: [VersionedTable: [[UInt8]: (UInt64, [UInt8])]] = [.questions: [:], .handles: [:], .permissions: [:]]
+    private var eventIDs: [String: UInt64] = [:]
+    private var events: [UInt64: PermissionEvent] = [:]
+    private var definitions: [UUID: QuestionDefinition] = [:]
+    private var subjects: Set<String> = []
+
+    init(keepsRows: Bool) {
+        self.keepsRows = keepsRows
+    }
+
+    private func record(_ table: String, _ key: [UInt8], _ value: [UInt8]) {
+        if keepsRows { rows[table, default: []].append((key, value)) }
+    }
+
+    private static func name(_ table: VersionedTable) -> String {
+        switch table {
+        case .questions: "questions"
+        case .handles: "handles"
+        case .permissions: "permissions"
+        }
+    }
+
+    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])? {
+        latestVersions[table]![entity].map { ($0.0, $0.1) }
+    }
+
+    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
+        latestVersions[table]![entity] = (seq, value)
+        record(Self.name(table), entity + Keys.seq(seq), value)
+    }
+
+    func seq(ofEventID id: String) throws -> UInt64? { eventIDs[id] }
+
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        guard let event = events[seq] else { throw EventRecord.DecodingError(reason: "seq \(seq) not replayed") }
+        return event
+    }
+
+    func question(_ id: UUID) throws -> QuestionDefinition? { definitions[id] }
+
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
+        try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
+        definitions[id]?.row = row
+    }
+
+    func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(subject) }
+
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        eventIDs[event.id] = seq
+        // Only duplicates consult stored events, and a log replay holds none: keep them only when checking.
+        if keepsRows { events[seq] = event }
+        let seqKey = Keys.seq(seq)
+        self.record("eventIDs", Array(event.id.utf8), seqKey)
+        self.record("byRecordedAt", Keys.time(event.recordedAt!) + seqKey, [])
+        if newSubject {
+            subjects.insert(event.subject)
+            self.record("subjects", Array(event.subject.utf8), seqKey)
+        }
+        if case .questionAsked(let question) = event.payload {
+            self.record("questionsByAsked", Keys.time(event.occurredAt) + Keys.uuid(question.id), seqKey)
+            let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
+            try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
+            definitions[question.id] = QuestionDefinition(question: question, row: row)
+        }
+    }
+
+    /// The state replayed so far, for callers that replay into memory.
+    var questionCount: Int { definitions.count }
+}

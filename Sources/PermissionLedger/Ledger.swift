@@ -1,0 +1,246 @@
+import Foundation
+import LMDB
+import PermissionModel
+
+/// A ledger of permission events stored in an LMDB environment directory.
+///
+/// Every question, send-cancel, answer, expiry, observation of known handles and permission change is
+/// appended as an immutable event; question states, known handles and permission states are projections
+/// kept beside the log, updated in the same transaction, and versioned by `seq` so that any query can be
+/// asked as of any point of the log.
+///
+/// ```swift
+/// let ledger = try Ledger(path: "family.ledger")
+/// let events = try lines.compactMap { try EventJSON.decode(line: $0) }
+/// let summary = try await ledger.append(events)
+/// let handles = try ledger.read { try $0.knownHandles(subject: "kid-1") }
+/// ```
+///
+/// A `Ledger` is safe to share between tasks and threads. Writes run one at a time on a writer queue;
+/// reads run on the caller's thread in their own read-only transaction and never block writers.
+public final class Ledger: Sendable {
+    /// How a ledger is opened.
+    public struct Options: Sendable {
+        /// The initial size of the memory map. It grows by doubling when it fills.
+        public var mapSize: Int
+        /// Open for reading only: never creates or modifies anything.
+        public var readOnly: Bool
+        /// Flush to disk at every commit (the default). Turn off only for throwaway ledgers.
+        public var durable: Bool
+        /// Assigns `recordedAt` to events that have none, and is the clock of `.now` queries.
+        public var clock: @Sendable () -> Timestamp
+
+        public init(
+            mapSize: Int = 64 << 20, readOnly: Bool = false, durable: Bool = true,
+            clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+        ) {
+            self.mapSize = mapSize
+            self.readOnly = readOnly
+            self.durable = durable
+            self.clock = clock
+        }
+    }
+
+    /// The version of the storage format this build writes (see `docs/STORAGE.md`).
+    public static let formatVersion: UInt8 = 1
+
+    /// The ledger's directory.
+    public let path: String
+    let options: Options
+    let environment: Environment
+    let tables: Tables
+    private let writer = DispatchQueue(label: "PermissionLedger.writer")
+
+    /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
+    ///
+    /// - Throws: ``LedgerError`` of kind `.missing` when a read-only open finds no ledger, `.notALedger`
+    ///   when the directory holds something else, `.locked`, `.damaged` or `.storage` otherwise.
+    public init(path: String, options: Options = Options()) throws(LedgerError) {
+        self.path = path
+        self.options = options
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && !isDirectory.boolValue {
+            throw LedgerError(.notALedger, "\(path): not a ledger (it is a file; a ledger is a directory)")
+        }
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        let hasData = fm.fileExists(atPath: dataFile)
+        if options.readOnly {
+            guard exists else { throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)") }
+            guard hasData else { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
+        } else if !exists {
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+                throw LedgerError(.storage, "\(path): cannot create the ledger directory: \(String(cString: strerror(errno)))")
+            }
+            chmod(path, 0o700)
+        } else if !hasData, let contents = try? fm.contentsOfDirectory(atPath: path), !contents.isEmpty {
+            throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
+        }
+        do {
+            environment = try Environment(path: path, options: .init(
+                mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
+                readOnly: options.readOnly, durable: options.durable))
+            if !options.readOnly { try environment.clearStaleReaders() }
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+        do {
+            if options.readOnly {
+                let meta = try environment.openDatabase("meta", create: false)
+                try Self.checkFormat(environment, meta: meta, path: path)
+            } else {
+                let meta = try environment.openDatabase("meta", create: true)
+                try environment.write { txn in
+                    if try txn.get(meta, key: Array("format".utf8)) == nil {
+                        try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
+                    }
+                }
+                try Self.checkFormat(environment, meta: meta, path: path)
+            }
+            tables = try Tables(environment: environment, create: !options.readOnly)
+        } catch let error as LedgerError {
+            throw error
+        } catch let error as LMDBError where error == .notFound {
+            throw LedgerError(.notALedger, "\(path): not a ledger (its LMDB environment has no ledger tables)")
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+    }
+
+    private static func checkFormat(_ environment: Environment, meta: Database, path: String) throws {
+        let version = try environment.read { txn in try txn.get(meta, key: Array("format".utf8)).map { Array($0) } }
+        guard let version, version.count == 1 else {
+            throw LedgerError(.notALedger, "\(path): not a ledger (no storage format version recorded)")
+        }
+        guard version[0] <= formatVersion else {
+            throw LedgerError(.notALedger, "\(path): storage format \(version[0]) is newer than this build reads (\(formatVersion)); upgrade PermissionLedger")
+        }
+    }
+
+    // MARK: Appending
+
+    /// What an append did.
+    public struct AppendSummary: Hashable, Sendable {
+        /// What became of each event, in order.
+        public var outcomes: [AppendOutcome]
+        /// The log's head afterwards.
+        public var head: LogHead
+
+        /// How many events were appended.
+        public var appended: Int { outcomes.count { if case .appended = $0 { true } else { false } } }
+        /// How many were duplicates (no-ops).
+        public var duplicates: Int { outcomes.count - appended }
+    }
+
+    /// Appends a batch of events in one durable write transaction: all or nothing.
+    ///
+    /// Every acceptance rule of EVENTS.md is checked against the state left by the events before it.
+    /// Duplicates (the same id and content, or the same answer again) are accepted as no-ops.
+    ///
+    /// - Throws: ``AppendRejected`` listing the rejected events (up to `maxRejections`); nothing is written.
+    ///   ``LedgerError`` when the ledger cannot be written.
+    public func append(_ events: [PermissionEvent], maxRejections: Int = 100) async throws -> AppendSummary {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.async {
+                continuation.resume(with: Result { try self.appendSynchronously(events, maxRejections: maxRejections) })
+            }
+        }
+    }
+
+    /// Appends a batch like ``append(_:maxRejections:)``, blocking the calling thread until it is durable.
+    public func appendSynchronously(_ events: [PermissionEvent], maxRejections: Int = 100) throws -> AppendSummary {
+        try writeBatch(events, maxRejections: maxRejections, dryRun: false)
+    }
+
+    /// Checks a batch against every rule as ``append(_:maxRejections:)`` would, and writes nothing.
+    public func validate(_ events: [PermissionEvent], maxRejections: Int = 100) throws -> AppendSummary {
+        try writeBatch(events, maxRejections: maxRejections, dryRun: true)
+    }
+
+    private struct DryRun: Error { var summary: AppendSummary }
+
+    private func writeBatch(_ events: [PermissionEvent], maxRejections: Int, dryRun: Bool) throws -> AppendSummary {
+        guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        let clock = options.clock
+        do {
+            return try environment.write { txn in
+                let store = LMDBStore(txn: txn, tables: tables)
+                var projector = Projector(store: store, head: try Self.head(txn.reader, tables))
+                var outcomes: [AppendOutcome] = []
+                outcomes.reserveCapacity(events.count)
+                var rejections: [(index: Int, rejection: EventRejection)] = []
+                for (index, event) in events.enumerated() {
+                    do {
+                        outcomes.append(try projector.apply(event, clock: clock))
+                    } catch let rejection as EventRejection {
+                        rejections.append((index, rejection))
+                        if rejections.count >= maxRejections { break }
+                    }
+                }
+                if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
+                let summary = AppendSummary(outcomes: outcomes, head: projector.head)
+                if dryRun { throw DryRun(summary: summary) }
+                return summary
+            }
+        } catch let dry as DryRun {
+            return dry.summary
+        } catch let rejected as AppendRejected {
+            throw rejected
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+    }
+
+    static func head(_ txn: ReadTransaction, _ tables: Tables) throws -> LogHead {
+        guard let last = try txn.cursor(tables.events).last() else { return .empty }
+        let seq = Keys.decodeSeq(last.key)
+        let event = try decodeStoredEvent(last.value, seq: seq)
+        return LogHead(seq: seq, hash: event.hash!, recordedAt: event.recordedAt)
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with a consistent view of the ledger as of `asOf`, in one read-only transaction on the
+    /// calling thread. The view is valid only inside `body`.
+    ///
+    /// - Throws: ``LedgerError`` (`.notFound` for a `seq:N` beyond the head), or what `body` throws.
+    public func read<T>(asOf: AsOf = .now, _ body: (LedgerView) throws -> T) throws -> T {
+        do {
+            return try environment.read { txn in
+                let view = try LedgerView(txn: txn, tables: tables, asOf: asOf, now: options.clock())
+                return try body(view)
+            }
+        } catch let error as LedgerError {
+            throw error
+        } catch let error as LMDBError {
+            throw LedgerError.storage(error, path: path)
+        } catch let error as EventRecord.DecodingError {
+            throw LedgerError(.damaged, error.description)
+        }
+    }
+
+    /// The log's head.
+    public func head() throws -> LogHead {
+        try read { $0.head }
+    }
+
+    /// Calls `body` with each event after `seq` `after`, in `seq` order, with `seq`, `recordedAt` and `hash`.
+    public func forEachEvent(after: UInt64 = 0, _ body: (PermissionEvent) throws -> Void) throws {
+        try read { view in try view.forEachEvent(after: after, through: view.head.seq, body) }
+    }
+
+    /// Writes the events after `seq` `after` as JSON Lines, one per call of `write`, each ending in `\n`.
+    public func export(after: UInt64 = 0, _ write: (String) throws -> Void) throws {
+        try forEachEvent(after: after) { try write(EventJSON.encode($0) + "\n") }
+    }
+
+    /// The digest of all derived state as of a point: see ``LedgerView/digest()``.
+    ///
+    /// With no point, the digest is taken as of the head (`seq:` of the last event, whose `recordedAt` is
+    /// the clock), not the wall clock, so that it depends on the events alone.
+    public func digest(asOf: AsOf? = nil) throws -> String {
+        let point = try asOf ?? .seq(head().seq)
+        return try read(asOf: point) { try $0.digest() }
+    }
+}

@@ -1,0 +1,57 @@
+import LMDB
+
+/// Why a ledger could not be opened, read or written, in plain words.
+public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure: the command-line tool maps these to exit codes.
+    public enum Kind: Hashable, Sendable {
+        /// There is no ledger at the path.
+        case missing
+        /// The path holds something that is not a ledger (or a newer format).
+        case notALedger
+        /// Another process holds a lock the ledger needs.
+        case locked
+        /// Stored bytes are damaged.
+        case damaged
+        /// The disk or LMDB failed (out of space, I/O error, ...).
+        case storage
+        /// The query names something that does not exist at the point asked, or a point beyond the log.
+        case notFound
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The stored event the problem is at, when known.
+    public var seq: UInt64?
+
+    public init(_ kind: Kind, _ message: String, seq: UInt64? = nil) {
+        self.kind = kind
+        self.message = message
+        self.seq = seq
+    }
+
+    public var description: String { seq.map { "seq \($0): \(message)" } ?? message }
+
+    static func storage(_ error: any Error, path: String) -> LedgerError {
+        if let e = error as? LedgerError { return e }
+        if let e = error as? EventRecord.DecodingError { return LedgerError(.damaged, e.description) }
+        guard let e = error as? LMDBError else { return LedgerError(.storage, "\(path): \(error)") }
+        switch e {
+        case .busy: return LedgerError(.locked, "\(path): the ledger is locked by another process (\(e))")
+        case .invalid, .versionMismatch, .incompatible: return LedgerError(.notALedger, "\(path): not a ledger (\(e))")
+        case .corrupted, .panic, .pageNotFound: return LedgerError(.damaged, "\(path): the ledger's data file is damaged (\(e))")
+        case .noSpace: return LedgerError(.storage, "\(path): no space left on the device; nothing was written")
+        case .accessDenied: return LedgerError(.storage, "\(path): permission denied")
+        default: return LedgerError(.storage, "\(path): \(e)")
+        }
+    }
+}
+
+/// Some events were rejected; nothing of the batch was written.
+public struct AppendRejected: Error, Sendable, CustomStringConvertible {
+    /// Each rejected event's index in the batch, with the reason. At most the batch's limit are listed.
+    public var rejections: [(index: Int, rejection: EventRejection)]
+
+    public var description: String {
+        rejections.map { "event \($0.index + 1): \($0.rejection)" }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,206 @@
+import Crypto
+import Foundation
+import LMDB
+import PermissionModel
+
+/// A consistent, read-only view of a ledger as of one point of its log.
+///
+/// Every query reads indexed, versioned projections: its cost does not grow with the length of the
+/// log before the point. Obtain a view from ``Ledger/read(asOf:_:)``; it is valid only inside that closure.
+public struct LedgerView {
+    let txn: ReadTransaction
+    let tables: Tables
+    /// The log's head (independent of the as-of point).
+    public let head: LogHead
+    /// The point this view answers for.
+    public let point: AsOfPoint
+
+    init(txn: ReadTransaction, tables: Tables, asOf: AsOf, now: Timestamp) throws {
+        self.txn = txn
+        self.tables = tables
+        head = try Ledger.head(txn, tables)
+        switch asOf {
+        case .now:
+            point = AsOfPoint(seq: head.seq, time: now)
+        case .seq(let n):
+            guard n <= head.seq else {
+                throw LedgerError(.notFound, "seq:\(n) is beyond the end of the log (the head is seq \(head.seq))")
+            }
+            let time = n == 0 ? Timestamp(microseconds: .min) : try txn.event(tables, seq: n)?.recordedAt
+            guard let time else { throw LedgerError(.damaged, "event missing from the log", seq: n) }
+            point = AsOfPoint(seq: n, time: time)
+        case .time(let t):
+            // The last event recorded at or before t: seek past t, step back.
+            let cursor = try txn.cursor(tables.byRecordedAt)
+            let after = t.microseconds == .max ? nil : try cursor.seek(atOrAfter: Keys.time(Timestamp(microseconds: t.microseconds + 1)))
+            let entry = after != nil ? try cursor.previous() : try cursor.last()
+            point = AsOfPoint(seq: entry.map { Keys.decodeSeq($0.key) } ?? 0, time: t)
+        }
+    }
+
+    // MARK: Questions
+
+    /// The question with this id as of the point, or `nil` if it had not been asked by then.
+    public func question(_ id: UUID) throws -> QuestionStatus? {
+        let cursor = try txn.cursor(tables.questions)
+        guard let latest = try cursor.latest(Keys.uuid(id), atMost: point.seq) else { return nil }
+        let row = try QuestionRow(decoding: latest.value)
+        var status = try status(id: id, row: row)
+        // The versions of a question's row are keyed by the seqs of its events: list them.
+        let prefix = Keys.uuid(id)
+        var entry = try cursor.seek(atOrAfter: prefix)
+        while let e = entry, e.key.starts(with: prefix) {
+            let seq = Keys.decodeSeq(e.key)
+            if seq > point.seq { break }
+            guard let event = try txn.event(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
+            status.events.append(EventSummary(seq: seq, type: event.type, id: event.id, occurredAt: event.occurredAt, recordedAt: event.recordedAt!))
+            entry = try cursor.next()
+        }
+        return status
+    }
+
+    /// The questions asked by the point, ordered by `askedAt` then id, optionally filtered.
+    public func questions(subject: String? = nil, state: QuestionState? = nil) throws -> [QuestionStatus] {
+        var result: [QuestionStatus] = []
+        let index = try txn.cursor(tables.questionsByAsked)
+        let rows = try txn.cursor(tables.questions)
+        var entry = try index.first()
+        while let e = entry {
+            let id = Keys.decodeUUID(UnsafeRawBufferPointer(rebasing: e.key[8..<24]))
+            if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
+                let row = try QuestionRow(decoding: latest.value)
+                if subject == nil || row.subject == subject {
+                    let status = try status(id: id, row: row)
+                    if state == nil || status.state == state { result.append(status) }
+                }
+            }
+            entry = try index.next()
+        }
+        return result
+    }
+
+    private func status(id: UUID, row: QuestionRow) throws -> QuestionStatus {
+        guard let asked = try txn.event(tables, seq: row.askedSeq), case .questionAsked(let question) = asked.payload else {
+            throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
+        }
+        var state = row.state
+        var resolvedAt = row.resolvedAt
+        if state == .pending, let expiresAt = question.expiresAt, expiresAt <= point.time {
+            state = .expired
+            resolvedAt = expiresAt
+        }
+        return QuestionStatus(
+            question: question, subject: row.subject, state: state, late: row.late, askedAt: row.askedAt,
+            resolvedAt: resolvedAt, choice: row.choiceID.flatMap(question.choice(id:)), via: row.via, error: row.error,
+            events: [])
+    }
+
+    // MARK: Subjects
+
+    /// Every subject with an event at or before the point, by code point.
+    public func subjects() throws -> [String] {
+        var result: [String] = []
+        let cursor = try txn.cursor(tables.subjects)
+        var entry = try cursor.first()
+        while let e = entry {
+            if Keys.decodeSeq(e.value) <= point.seq, let s = String(validating: e.key, as: UTF8.self) { result.append(s) }
+            entry = try cursor.next()
+        }
+        return result
+    }
+
+    /// Visits the latest version at or before the point of every entity under `prefix` in a versioned
+    /// table, skipping from one entity to the next: cost grows with the entities, not their history.
+    private func latestVersions(_ db: Database, prefix: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let cursor = try txn.cursor(db)
+        var entry = try cursor.seek(atOrAfter: prefix)
+        while let e = entry, e.key.count > 8, e.key.starts(with: prefix) {
+            let entity = Array(e.key[0..<(e.key.count - 8)])
+            if let latest = try txn.cursor(db).latest(entity, atMost: point.seq) { try body(latest.value) }
+            entry = try cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
+            if let e = entry, e.key.count == entity.count + 8, e.key.starts(with: entity) { entry = try cursor.next() }
+        }
+    }
+
+    /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
+    public func knownHandles(subject: String) throws -> [KnownHandle] {
+        var result: [KnownHandle] = []
+        try latestVersions(tables.handles, prefix: Keys.subjectPrefix(subject)) { bytes in
+            let row = try HandleRow(decoding: bytes)
+            if row.known, row.until.map({ $0 > point.time }) ?? true {
+                result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
+            }
+        }
+        return result.sorted { $0.handle < $1.handle }
+    }
+
+    /// Whether `subject` may talk to `handle` at the point.
+    public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
+        guard let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, handle), atMost: point.seq) else { return false }
+        let row = try HandleRow(decoding: latest.value)
+        return row.known && (row.until.map { $0 > point.time } ?? true)
+    }
+
+    /// The latest state of each permission of `subject` at the point, ordered by permission name.
+    public func permissions(subject: String) throws -> [PermissionStatus] {
+        var result: [PermissionStatus] = []
+        try latestVersions(tables.permissions, prefix: Keys.subjectPrefix(subject)) { bytes in
+            let row = try PermissionRow(decoding: bytes)
+            result.append(PermissionStatus(permission: row.permission, state: row.state, since: row.since, cause: row.cause))
+        }
+        return result.sorted { $0.permission < $1.permission }
+    }
+
+    // MARK: Events
+
+    /// Calls `body` with each stored event with `after < seq <= through`, in order.
+    public func forEachEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
+        let cursor = try txn.cursor(tables.events)
+        var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))
+        while let e = entry {
+            let seq = Keys.decodeSeq(e.key)
+            if seq > through { break }
+            do {
+                try body(try decodeStoredEvent(e.value, seq: seq))
+            } catch let error as EventRecord.DecodingError {
+                throw LedgerError(.damaged, error.description, seq: seq)
+            }
+            entry = try cursor.next()
+        }
+    }
+
+    // MARK: Digest
+
+    /// The canonical serialization of all derived state at the point (see `docs/STORAGE.md`, "Digest").
+    public func canonicalState() throws -> String {
+        var w = JSONWriter(capacity: 4096)
+        w.raw("{\"questions\":[")
+        for (i, q) in try questions().enumerated() {
+            if i > 0 { w.raw(",") }
+            QueryJSON.writeQuestion(q, includeEvents: false, to: &w)
+        }
+        w.raw("],\"subjects\":[")
+        for (i, subject) in try subjects().enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"subject\":"); w.string(subject)
+            w.raw(",\"handles\":[")
+            for (k, h) in try knownHandles(subject: subject).enumerated() {
+                if k > 0 { w.raw(",") }
+                QueryJSON.writeKnownHandle(h, to: &w)
+            }
+            w.raw("],\"permissions\":[")
+            for (k, p) in try permissions(subject: subject).enumerated() {
+                if k > 0 { w.raw(",") }
+                QueryJSON.writePermission(p, to: &w)
+            }
+            w.raw("]}")
+        }
+        w.raw("]}")
+        return w.text
+    }
+
+    /// SHA-256, in hex, of ``canonicalState()``: equal for any two ledgers holding the same events.
+    public func digest() throws -> String {
+        hexString(SHA256.hash(data: Array(try canonicalState().utf8)))
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import PermissionModel
+
+/// Where a question stands.
+public enum QuestionState: String, Hashable, Sendable, CaseIterable {
+    case pending, approved, denied, canceled, failed, expired
+
+    /// Every state but `pending` and `expired` is final.
+    public var isFinal: Bool { self != .pending && self != .expired }
+}
+
+/// Where a known handle came from.
+public enum HandleSource: Hashable, Sendable {
+    /// An approval of this question.
+    case question(UUID)
+    /// The `handles.observed` event with this `seq`.
+    case observation(UInt64)
+}
+
+/// A version of one question's projected state, stored under (question id, seq).
+struct QuestionRow: Hashable {
+    var askedSeq: UInt64
+    var subject: String
+    var askedAt: Timestamp
+    var expiresAt: Timestamp?
+    var state: QuestionState
+    var late = false
+    var expiredByEvent = false
+    var resolvedAt: Timestamp?
+    var choiceID: String?
+    var via: AnswerVia?
+    var error: AskError?
+
+    private static let states: [QuestionState] = [.pending, .approved, .denied, .canceled, .failed, .expired]
+
+    func encoded() -> [UInt8] {
+        var w = RecordWriter(capacity: 64)
+        w.byte(1)
+        w.unsigned(askedSeq)
+        w.text(subject)
+        w.signed(askedAt.microseconds)
+        w.optionalTime(expiresAt)
+        w.byte(UInt8(Self.states.firstIndex(of: state)! + 1))
+        w.byte((late ? 1 : 0) | (expiredByEvent ? 2 : 0))
+        w.optionalTime(resolvedAt)
+        w.optionalText(choiceID)
+        w.byte(via.map(Codes.via) ?? 0)
+        w.byte(error.map { Codes.askError($0.code) } ?? 0)
+        if let error { w.optionalText(error.message) }
+        return w.bytes
+    }
+
+    init(askedSeq: UInt64, subject: String, askedAt: Timestamp, expiresAt: Timestamp?, state: QuestionState) {
+        self.askedSeq = askedSeq
+        self.subject = subject
+        self.askedAt = askedAt
+        self.expiresAt = expiresAt
+        self.state = state
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        var r = RecordReader(bytes)
+        guard try r.byte() == 1 else { throw .init(reason: "unknown question row version") }
+        askedSeq = try r.unsigned()
+        subject = try r.text()
+        askedAt = Timestamp(microseconds: try r.signed())
+        expiresAt = try r.optionalTime()
+        let s = try r.byte()
+        guard s >= 1, Int(s) <= Self.states.count else { throw .init(reason: "unknown question state \(s)") }
+        state = Self.states[Int(s) - 1]
+        let flags = try r.byte()
+        guard flags <= 3 else { throw .init(reason: "bad question flags") }
+        late = flags & 1 != 0
+        expiredByEvent = flags & 2 != 0
+        resolvedAt = try r.optionalTime()
+        choiceID = try r.optionalText()
+        let v = try r.byte()
+        via = v == 0 ? nil : try Codes.via(v)
+        let e = try r.byte()
+        error = e == 0 ? nil : AskError(code: try Codes.askError(e), message: try r.optionalText())
+        guard r.isAtEnd else { throw .init(reason: "trailing bytes in question row") }
+    }
+}
+
+/// A version of what the ledger knows about one handle of one subject.
+struct HandleRow: Hashable {
+    var handle: CommunicationHandle
+    var known: Bool
+    var since: Timestamp
+    var until: Timestamp?
+    var source: HandleSource
+
+    func encoded() -> [UInt8] {
+        var w = RecordWriter(capacity: 48)
+        w.byte(1)
+        w.handle(handle)
+        w.byte(known ? 1 : 0)
+        w.signed(since.microseconds)
+        w.optionalTime(until)
+        switch source {
+        case .question(let id): w.byte(1); w.uuid(id)
+        case .observation(let seq): w.byte(2); w.unsigned(seq)
+        }
+        return w.bytes
+    }
+
+    init(handle: CommunicationHandle, known: Bool, since: Timestamp, until: Timestamp?, source: HandleSource) {
+        self.handle = handle
+        self.known = known
+        self.since = since
+        self.until = until
+        self.source = source
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        var r = RecordReader(bytes)
+        guard try r.byte() == 1 else { throw .init(reason: "unknown handle row version") }
+        handle = try r.handle()
+        let k = try r.byte()
+        guard k <= 1 else { throw .init(reason: "bad known flag") }
+        known = k == 1
+        since = Timestamp(microseconds: try r.signed())
+        until = try r.optionalTime()
+        switch try r.byte() {
+        case 1: source = .question(try r.uuid())
+        case 2: source = .observation(try r.unsigned())
+        case let other: throw .init(reason: "unknown handle source \(other)")
+        }
+        guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle row") }
+    }
+}
+
+/// A version of one system permission's state for one subject.
+struct PermissionRow: Hashable {
+    var permission: SystemPermission
+    var state: SystemPermission.State
+    var since: Timestamp
+    var cause: SystemPermission.Cause?
+
+    func encoded() -> [UInt8] {
+        var w = RecordWriter(capacity: 16)
+        w.byte(1)
+        w.byte(Codes.permission(permission))
+        w.byte(Codes.state(state))
+        w.signed(since.microseconds)
+        w.byte(cause.map(Codes.cause) ?? 0)
+        return w.bytes
+    }
+
+    init(permission: SystemPermission, state: SystemPermission.State, since: Timestamp, cause: SystemPermission.Cause?) {
+        self.permission = permission
+        self.state = state
+        self.since = since
+        self.cause = cause
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        var r = RecordReader(bytes)
+        guard try r.byte() == 1 else { throw .init(reason: "unknown permission row version") }
+        permission = try Codes.permission(try r.byte())
+        state = try Codes.state(try r.byte())
+        since = Timestamp(microseconds: try r.signed())
+        let c = try r.byte()
+        cause = c == 0 ? nil : try Codes.cause(c)
+        guard r.isAtEnd else { throw .init(reason: "trailing bytes in permission row") }
+    }
+}
+
+/// The keys of every table. Versioned tables key an entity followed by the 8-byte big-endian `seq`
+/// of the event that wrote the version; entity keys are prefix-free so that versions of one entity
+/// are contiguous and a seek finds the latest version at or before any `seq` in one step.
+enum Keys {
+    static func seq(_ s: UInt64) -> [UInt8] { withUnsafeBytes(of: s.bigEndian, Array.init) }
+
+    static func decodeSeq(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var v: UInt64 = 0
+        for b in bytes.suffix(8) { v = v << 8 | UInt64(b) }
+        return v
+    }
+
+    /// A time as 8 bytes that sort like the time: the sign bit flipped, big-endian.
+    static func time(_ t: Timestamp) -> [UInt8] {
+        seq(UInt64(bitPattern: t.microseconds) ^ (1 << 63))
+    }
+
+    static func decodeTime(_ bytes: UnsafeRawBufferPointer) -> Timestamp {
+        var v: UInt64 = 0
+        for b in bytes.prefix(8) { v = v << 8 | UInt64(b) }
+        return Timestamp(microseconds: Int64(bitPattern: v ^ (1 << 63)))
+    }
+
+    static func uuid(_ id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid, Array.init) }
+
+    static func decodeUUID(_ s: UnsafeRawBufferPointer) -> UUID {
+        UUID(uuid: (s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]))
+    }
+
+    /// A subject followed by a NUL: subjects hold no control characters, so this is prefix-free.
+    static func subjectPrefix(_ subject: String) -> [UInt8] { Array(subject.utf8) + [0] }
+
+    /// `subject NUL kind value NUL`; a value over 200 bytes is replaced by 0xFF and its SHA-256,
+    /// which keeps keys under LMDB's 511-byte limit (the row holds the full handle).
+    static func handle(subject: String, _ handle: CommunicationHandle) -> [UInt8] {
+        var key = subjectPrefix(subject)
+        key.append(Codes.kindOrder(handle.kind))
+        let value = Array(handle.value.utf8)
+        if value.count <= 200 {
+            key.append(contentsOf: value)
+            key.append(0)
+        } else {
+            key.append(0xFF)
+            key.append(contentsOf: sha256(value))
+        }
+        return key
+    }
+
+    static func permission(subject: String, _ permission: SystemPermission) -> [UInt8] {
+        subjectPrefix(subject) + Array(permission.rawValue.utf8) + [0]
+    }
+}
+
+extension Codes {
+    /// Handle kinds in output order (by name): custom, emailAddress, phoneNumber.
+    static func kindOrder(_ kind: CommunicationHandle.Kind) -> UInt8 {
+        switch kind {
+        case .custom: 1
+        case .emailAddress: 2
+        case .phoneNumber: 3
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import PermissionModel
+
+/// The versioned projection tables.
+enum VersionedTable: CaseIterable {
+    case questions, handles, permissions
+}
+
+/// A question as it was asked, with who asked it and the current version of its state.
+struct QuestionDefinition {
+    var question: PermissionQuestion
+    var row: QuestionRow
+}
+
+/// What the rules read and write. The ledger implements it over an LMDB write transaction;
+/// a rebuild implements it in memory, so both derive projections with the very same code.
+protocol ProjectionStore: AnyObject {
+    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])?
+    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws
+    func seq(ofEventID id: String) throws -> UInt64?
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent
+    func question(_ id: UUID) throws -> QuestionDefinition?
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws
+    func isKnownSubject(_ subject: String) throws -> Bool
+    /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
+}
+
+/// The log's head: the last event's position, chain hash and `recordedAt`.
+public struct LogHead: Hashable, Sendable {
+    public var seq: UInt64
+    public var hash: ChainHash
+    public var recordedAt: Timestamp?
+
+    public static let empty = LogHead(seq: 0, hash: .genesis, recordedAt: nil)
+}
+
+/// What became of one event offered to the ledger.
+public enum AppendOutcome: Hashable, Sendable {
+    /// Appended at this `seq`.
+    case appended(seq: UInt64)
+    /// Already recorded (the same event id with the same content, or the same answer delivered again): a no-op.
+    case duplicate(of: UInt64)
+}
+
+/// The acceptance rules of EVENTS.md and the projections they drive, applied one event at a time.
+struct Projector {
+    let store: ProjectionStore
+    var head: LogHead
+
+    /// Checks `event` against the current state and, when it is accepted, stores it and updates every projection.
+    ///
+    /// - Parameter clock: assigns `recordedAt` when the event has none.
+    /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
+    ///   storage errors as they come.
+    mutating func apply(_ input: PermissionEvent, clock: () -> Timestamp) throws -> AppendOutcome {
+        let type = input.type.rawValue
+        let store = self.store
+        func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
+
+        if let existing = try store.seq(ofEventID: input.id) {
+            let stored = try store.storedEvent(existing)
+            guard stored.content == input.content else {
+                throw reject("event id \(quoted(input.id)) is already used by seq \(existing) for a different event")
+            }
+            return .duplicate(of: existing)
+        }
+        let recordedAt: Timestamp
+        if let given = input.recordedAt {
+            if let previous = head.recordedAt, given < previous {
+                throw reject("recordedAt \(given) is earlier than the previous event's \(previous); recordedAt never decreases along the log")
+            }
+            recordedAt = given
+        } else {
+            recordedAt = max(clock(), head.recordedAt ?? Timestamp(microseconds: .min))
+        }
+        let seq = head.seq + 1
+        var event = input
+        event.recordedAt = recordedAt
+
+        // Validate against state, and work out what to project, before writing anything.
+        var effects: [() throws -> Void] = []
+        switch event.payload {
+        case .questionAsked(let question):
+            if let existing = try store.question(question.id) {
+                throw reject("question \(question.id.uuidString) was already asked at seq \(existing.row.askedSeq)")
+            }
+        case .questionSendCanceled(let id), .questionExpired(let id):
+            let definition = try pendingQuestion(id, event: event, reject: reject)
+            var row = definition.row
+            if case .questionSendCanceled = event.payload {
+                row.state = .canceled
+            } else {
+                row.state = .expired
+                row.expiredByEvent = true
+            }
+            row.resolvedAt = event.occurredAt
+            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
+        case .questionAskFailed(let id, let error):
+            let definition = try pendingQuestion(id, event: event, reject: reject)
+            var row = definition.row
+            row.state = .failed
+            row.error = error
+            row.resolvedAt = event.occurredAt
+            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
+        case .questionAnswered(let id, let choiceID, let via):
+            let definition = try knownQuestion(id, event: event, reject: reject)
+            let question = definition.question
+            var row = definition.row
+            guard let choice = question.choice(id: choiceID) else {
+                throw reject("choice \(quoted(choiceID)) is not one of question \(id.uuidString): \(question.choices.map(\.id).joined(separator: ", "))")
+            }
+            switch row.state {
+            case .approved, .denied:
+                if row.choiceID == choiceID { return .duplicate(of: try answerSeq(of: id, definition: definition)) }
+                throw reject("question \(id.uuidString) was already answered with \(quoted(row.choiceID ?? "")); a different answer (\(quoted(choiceID))) conflicts")
+            case .canceled:
+                throw reject("question \(id.uuidString) was canceled before it was sent, so it cannot be answered")
+            case .failed:
+                throw reject("question \(id.uuidString) failed to send (\(row.error?.code.rawValue ?? "unknown")), so it cannot be answered")
+            case .pending, .expired:
+                break
+            }
+            if let expiresAt = question.expiresAt, event.occurredAt >= expiresAt {
+                throw reject("answer occurred at \(event.occurredAt), at or after the question's expiresAt \(expiresAt); an expired question cannot be answered")
+            }
+            row.state = choice.answer == .approval ? .approved : .denied
+            row.late = row.expiredByEvent || question.expiresAt.map { recordedAt >= $0 } ?? false
+            row.choiceID = choiceID
+            row.via = via
+            row.resolvedAt = event.occurredAt
+            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
+            if choice.answer == .approval, case .communication(let topic) = question.topic {
+                let until = choice.grantSeconds.map { event.occurredAt.adding(seconds: $0) }
+                let subject = definition.row.subject
+                effects.append {
+                    for handle in topic.handles {
+                        try Self.approve(handle, store: store, subject: subject, since: event.occurredAt, until: until, question: id, seq: seq)
+                    }
+                }
+            }
+        case .handlesObserved(let checked, let known):
+            let knownSet = Set(known)
+            let subject = event.subject
+            effects.append {
+                for handle in checked {
+                    let row = HandleRow(handle: handle, known: knownSet.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
+                    try store.put(.handles, Keys.handle(subject: subject, handle), seq: seq, value: row.encoded())
+                }
+            }
+        case .permissionChanged(let permission, let state, let cause):
+            let row = PermissionRow(permission: permission, state: state, since: event.occurredAt, cause: cause)
+            let subject = event.subject
+            effects.append { try store.put(.permissions, Keys.permission(subject: subject, permission), seq: seq, value: row.encoded()) }
+        }
+
+        if let given = input.seq, given != seq {
+            throw reject("seq \(given) does not match the position the event would get, \(seq)")
+        }
+        let record = EventRecord.encode(event, recordedAt: recordedAt)
+        let hash = chainHash(previous: head.hash, record: record)
+        if let given = input.hash, given != hash {
+            throw reject("hash \(given) does not match the chain hash the event would get, \(hash)")
+        }
+        event.seq = seq
+        event.hash = hash
+        let newSubject = try !store.isKnownSubject(event.subject)
+        try store.storeEvent(event, seq: seq, record: record, hash: hash, newSubject: newSubject)
+        for effect in effects { try effect() }
+        head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
+        return .appended(seq: seq)
+    }
+
+    private func knownQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {
+        guard let definition = try store.question(id) else {
+            throw reject("question \(id.uuidString) is not in the ledger (no question.asked for it)")
+        }
+        guard definition.row.subject == event.subject else {
+            throw reject("subject \(quoted(event.subject)) differs from question \(id.uuidString)'s subject \(quoted(definition.row.subject))")
+        }
+        return definition
+    }
+
+    private func pendingQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {
+        let definition = try knownQuestion(id, event: event, reject: reject)
+        guard definition.row.state == .pending else {
+            throw reject("question \(id.uuidString) is no longer pending (it is \(definition.row.state.rawValue)); \(event.type.rawValue) is accepted only while pending")
+        }
+        return definition
+    }
+
+    /// The seq of the answer that resolved the question: the latest version of its row.
+    private func answerSeq(of id: UUID, definition: QuestionDefinition) throws -> UInt64 {
+        try store.seq(ofLatestQuestionVersion: id) ?? definition.row.askedSeq
+    }
+
+    /// Applies an approval to one handle: it replaces what came before, except that a time-limited
+    /// approval never shortens a current one that lasts longer.
+    private static func approve(_ handle: CommunicationHandle, store: ProjectionStore, subject: String, since: Timestamp, until: Timestamp?, question: UUID, seq: UInt64) throws {
+        let entity = Keys.handle(subject: subject, handle)
+        if let until, let latest = try store.latest(.handles, entity) {
+            let current = try latest.value.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try HandleRow(decoding: buffer) }
+            if current.known, current.until.map({ $0 > until }) ?? true { return }
+        }
+        let row = HandleRow(handle: handle, known: true, since: since, until: until, source: .question(question))
+        try store.put(.handles, entity, seq: seq, value: row.encoded())
+    }
+}
+
+extension ProjectionStore {
+    /// The `seq` of the latest version of a question's row.
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
+        try latest(.questions, Keys.uuid(id))?.seq
+    }
+}

@@ -1,0 +1,58 @@
+/// A value that breaks a rule of PermissionKit's vocabulary or of the ledger's contract.
+///
+/// `field` names where the problem is, as a path such as `question.choices[1].grantSeconds`,
+/// so that a message can point a person at it; `reason` says what is wrong in plain words.
+public struct PermissionModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The path of the offending field, or `nil` when the whole value is at fault.
+    public var field: String?
+    /// What is wrong, in plain words.
+    public var reason: String
+
+    public init(_ reason: String, field: String? = nil) {
+        self.reason = reason
+        self.field = field
+    }
+
+    /// The same error, with its field path placed under `parent`.
+    public func nested(in parent: String) -> PermissionModelError {
+        guard let field else { return PermissionModelError(reason, field: parent) }
+        let joined = field.hasPrefix("[") ? parent + field : parent + "." + field
+        return PermissionModelError(reason, field: joined)
+    }
+
+    public var description: String {
+        field.map { "\($0): \(reason)" } ?? reason
+    }
+}
+
+/// Quotes a value for an error message, shortening it when it is long.
+public func quoted(_ value: String, limit: Int = 80) -> String {
+    var escaped = ""
+    for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\"": escaped += "\\\""
+        case "\\": escaped += "\\\\"
+        case _ where scalar.properties.generalCategory == .control:
+            escaped += "\\u{\(String(scalar.value, radix: 16))}"
+        default: escaped.unicodeScalars.append(scalar)
+        }
+    }
+    if escaped.count > limit { escaped = String(escaped.prefix(limit - 1)) + "…" }
+    return "\"" + escaped + "\""
+}
+
+/// Checks the byte length and absence of control characters that the spec asks of ids, subjects and similar text.
+public func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
+    let count = value.utf8.count
+    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
+    guard count <= maxBytes else {
+        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field)
+    }
+    if value.unicodeScalars.contains(where: \.isControl) {
+        throw PermissionModelError("contains a control character", field: field)
+    }
+}
+
+extension Unicode.Scalar {
+    var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
+}

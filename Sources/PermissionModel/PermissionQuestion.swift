@@ -1,0 +1,136 @@
+import Foundation
+
+/// One of the answers a guardian can pick. The corresponding PermissionKit type is `PermissionChoice`.
+public struct PermissionChoice: Hashable, Sendable, Identifiable {
+    /// Whether a choice grants or refuses. The corresponding PermissionKit type is `PermissionChoice.Answer`.
+    public enum Answer: String, Hashable, Sendable, CaseIterable {
+        case approval
+        case denial
+    }
+
+    public let id: String
+    public let title: String
+    public let answer: Answer
+    /// On approvals only: the approval lapses this many seconds after the answer occurred.
+    public let grantSeconds: Int64?
+
+    /// - Throws: ``PermissionModelError`` for an empty id or title, or a `grantSeconds` that is not positive
+    ///   or is given on a denial.
+    public init(id: String, title: String, answer: Answer, grantSeconds: Int64? = nil) throws(PermissionModelError) {
+        guard !id.isEmpty else { throw PermissionModelError("must not be empty", field: "id") }
+        guard !title.isEmpty else { throw PermissionModelError("must not be empty", field: "title") }
+        if let grantSeconds {
+            guard answer == .approval else {
+                throw PermissionModelError("is allowed on approvals only", field: "grantSeconds")
+            }
+            guard grantSeconds > 0 else {
+                throw PermissionModelError("must be a positive number of seconds, not \(grantSeconds)", field: "grantSeconds")
+            }
+        }
+        self.id = id
+        self.title = title
+        self.answer = answer
+        self.grantSeconds = grantSeconds
+    }
+
+    private init(uncheckedID id: String, title: String, answer: Answer) {
+        self.id = id
+        self.title = title
+        self.answer = answer
+        self.grantSeconds = nil
+    }
+
+    /// PermissionKit's `.approve`: id `approve`, title `Approve`.
+    public static let approve = PermissionChoice(uncheckedID: "approve", title: "Approve", answer: .approval)
+    /// PermissionKit's `.decline`: id `decline`, title `Decline`.
+    public static let decline = PermissionChoice(uncheckedID: "decline", title: "Decline", answer: .denial)
+}
+
+/// A question a child sends to a parent or guardian. The corresponding PermissionKit type is `PermissionQuestion`.
+///
+/// ```swift
+/// let alex = try CommunicationHandle(value: "dragonslayer42", kind: .custom)
+/// let question = try PermissionQuestion(
+///     id: UUID(), topic: .communication(try CommunicationTopic(handles: [alex], actions: [.message])))
+/// question.defaultChoice  // .decline, the most restrictive
+/// ```
+public struct PermissionQuestion: Hashable, Sendable, Identifiable {
+    public let id: UUID
+    public let topic: QuestionTopic
+    public let choices: [PermissionChoice]
+    /// The id of the choice applied when the system answers by default.
+    public let defaultChoiceID: String
+    /// From this time on the guardian can no longer answer.
+    public let expiresAt: Timestamp?
+
+    /// The choice the system applies by default: among ``choices`` by construction.
+    public var defaultChoice: PermissionChoice { choices.first { $0.id == defaultChoiceID }! }
+
+    /// PermissionKit's `expirationDate`.
+    public var expirationDate: Date? { expiresAt?.date }
+
+    /// The choice with this id, if the question offers it.
+    public func choice(id: String) -> PermissionChoice? { choices.first { $0.id == id } }
+
+    /// Validates a question.
+    ///
+    /// - Parameters:
+    ///   - choices: defaults to `[.approve, .decline]`; needs at least one approval and one denial, with unique ids.
+    ///   - defaultChoiceID: must be among the choices; defaults to the first denial.
+    /// - Throws: ``PermissionModelError`` naming the offending field.
+    public init(
+        id: UUID,
+        topic: QuestionTopic,
+        choices: [PermissionChoice] = [.approve, .decline],
+        defaultChoiceID: String? = nil,
+        expiresAt: Timestamp? = nil
+    ) throws(PermissionModelError) {
+        var ids = Set<String>()
+        for (index, choice) in choices.enumerated() where !ids.insert(choice.id).inserted {
+            throw PermissionModelError("repeats the id \(quoted(choice.id)) of an earlier choice", field: "choices[\(index)].id")
+        }
+        guard choices.contains(where: { $0.answer == .approval }) else {
+            throw PermissionModelError("must offer at least one approval", field: "choices")
+        }
+        guard let firstDenial = choices.first(where: { $0.answer == .denial }) else {
+            throw PermissionModelError("must offer at least one denial", field: "choices")
+        }
+        if let defaultChoiceID, !ids.contains(defaultChoiceID) {
+            throw PermissionModelError(
+                "\(quoted(defaultChoiceID)) is not one of the choices: \(choices.map(\.id).joined(separator: ", "))",
+                field: "defaultChoice")
+        }
+        self.id = id
+        self.topic = topic
+        self.choices = choices
+        self.defaultChoiceID = defaultChoiceID ?? firstDenial.id
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Why an ask failed. The corresponding PermissionKit type is `AskError`.
+public struct AskError: Error, Hashable, Sendable {
+    /// The cases of PermissionKit's `AskError`.
+    public enum Code: String, Hashable, Sendable, CaseIterable {
+        case communicationLimitsNotEnabled, contactSyncNotSetup, invalidQuestion, notAvailable, systemError, unknown
+    }
+
+    public var code: Code
+    /// The system's message, if any (for `systemError`, the underlying error's description).
+    public var message: String?
+
+    public init(code: Code, message: String? = nil) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// How an answer reached the app.
+public enum AnswerVia: String, Hashable, Sendable, CaseIterable {
+    /// The guardian answered the question sent through Messages.
+    case messages
+    /// Approved in person on the child's device.
+    case inPerson
+    /// The system applied the question's default choice.
+    case `default`
+}

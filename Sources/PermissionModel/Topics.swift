@@ -1,0 +1,90 @@
+import Foundation
+
+/// A person a child wants to talk to: a handle and, optionally, their name.
+/// The corresponding PermissionKit type is `CommunicationTopic.PersonInformation`.
+public struct PersonInformation: Hashable, Sendable {
+    public var handle: CommunicationHandle
+    public var nameComponents: PersonNameComponents?
+
+    public init(handle: CommunicationHandle, nameComponents: PersonNameComponents? = nil) {
+        self.handle = handle
+        self.nameComponents = nameComponents
+    }
+}
+
+/// A request to communicate with one or more people.
+/// The corresponding PermissionKit type is `CommunicationTopic`.
+public struct CommunicationTopic: Hashable, Sendable {
+    /// What the child wants to do with the people. The corresponding PermissionKit type is `CommunicationTopic.Action`.
+    ///
+    /// `allCases` is the canonical order in which actions are written.
+    public enum Action: String, Hashable, Sendable, CaseIterable {
+        case message, audioCall, videoCall, call, chat, follow, beFollowed, friend, connect, communicate
+    }
+
+    /// The people, in the order the app gave them.
+    public let personInformation: [PersonInformation]
+    /// The actions asked for.
+    public let actions: Set<Action>
+
+    /// The handles of the people, in order.
+    public var handles: [CommunicationHandle] { personInformation.map(\.handle) }
+
+    /// The actions in canonical order.
+    public var orderedActions: [Action] { Action.allCases.filter(actions.contains) }
+
+    /// - Throws: ``PermissionModelError`` when there are no people or two people share a handle.
+    public init(personInformation: [PersonInformation], actions: Set<Action> = []) throws(PermissionModelError) {
+        guard !personInformation.isEmpty else {
+            throw PermissionModelError("must name at least one person", field: "people")
+        }
+        var seen = Set<CommunicationHandle>()
+        for (index, person) in personInformation.enumerated() where !seen.insert(person.handle).inserted {
+            throw PermissionModelError(
+                "repeats handle \(quoted(person.handle.value)) (\(person.handle.kind.rawValue)) of an earlier person",
+                field: "people[\(index)].handle")
+        }
+        self.personInformation = personInformation
+        self.actions = actions
+    }
+
+    /// A topic about people given only by their handles.
+    public init(handles: [CommunicationHandle], actions: Set<Action> = []) throws(PermissionModelError) {
+        try self.init(personInformation: handles.map { PersonInformation(handle: $0) }, actions: actions)
+    }
+}
+
+/// A significant update of the app that needs a guardian's consent.
+/// The corresponding PermissionKit type is `SignificantAppUpdateTopic`.
+public struct SignificantAppUpdateTopic: Hashable, Sendable {
+    public let description: String
+
+    /// - Throws: ``PermissionModelError`` when the description is empty or longer than 4096 bytes.
+    public init(description: String) throws(PermissionModelError) {
+        let count = description.utf8.count
+        guard (1...4096).contains(count) else {
+            throw PermissionModelError("must be 1 to 4096 bytes long, not \(count)", field: "description")
+        }
+        self.description = description
+    }
+}
+
+/// What a question is about: exactly one of PermissionKit's topics.
+public enum QuestionTopic: Hashable, Sendable {
+    case communication(CommunicationTopic)
+    case significantAppUpdate(SignificantAppUpdateTopic)
+
+    /// `communication` or `significantAppUpdate`, as the JSON form names them.
+    public var name: String {
+        switch self {
+        case .communication: "communication"
+        case .significantAppUpdate: "significantAppUpdate"
+        }
+    }
+
+    /// The handles the question is about (empty for an update).
+    public var handles: [CommunicationHandle] {
+        if case .communication(let topic) = self { return topic.handles }
+        return []
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Append the events of JSON Lines files to the ledger, all or nothing.",
+        discussion: """
+        Each line is one event in the form of EVENTS.md. If any line is rejected, nothing from \
+        this call is written and every rejected line is reported (up to 100) as FILE:LINE: reason. \
+        Events already in the ledger (same id, same content) are counted as duplicates.
+
+        Example:
+          permission-ledger import --ledger family.ledger Fixtures/approval-messages.jsonl
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Argument(help: ArgumentHelp("JSON Lines files to import; - reads standard input.", valueName: "FILE"))
+    var files: [String]
+
+    func run() throws {
+        let input = try EventFiles.read(files)
+        let opened = try ledger.openForWriting()
+        let summary = try input.append(to: opened)
+        writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the ledger's events as JSON Lines, with seq, recordedAt and hash.",
+        discussion: """
+        Keys are in a fixed order, so an export imported into an empty ledger gives an identical \
+        ledger (same export, same head hash).
+
+        Example:
+          permission-ledger export --ledger family.ledger > family.jsonl
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Option(help: ArgumentHelp("Only the events after this seq.", valueName: "SEQ"))
+    var after: UInt64 = 0
+
+    func run() throws {
+        let opened = try ledger.openForReading()
+        var out = Output()
+        do {
+            try opened.export(after: after) { out.write($0) }
+        } catch {
+            out.flush()
+            throw ToolFailure(error)
+        }
+        out.flush()
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the hash chain, every stored event and every projection against a rebuild.",
+        discussion: """
+        Prints "ok: N events, head HASH" and exits 0, or names the first damaged seq and exits 4.
+
+        Example:
+          permission-ledger verify --ledger family.ledger
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let opened = try ledger.openForReading()
+        let report: VerificationReport
+        do {
+            report = try opened.verify()
+        } catch let error as LedgerError where error.kind == .damaged {
+            if format.resolved == .json {
+                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(error.seq.map(String.init) ?? "null"),"problem":\#(jsonString(error.message))}"#)
+            }
+            throw ToolFailure(.damaged, error.description)
+        } catch {
+            throw ToolFailure(error)
+        }
+        switch format.resolved {
+        case .json:
+            if report.isIntact {
+                writeOut(#"{"ok":true,"events":\#(report.events),"head":"\#(report.head)"}"#)
+            } else {
+                writeOut(#"{"ok":false,"events":\#(report.events),"damagedSeq":\#(report.damagedSeq ?? 0),"problem":\#(jsonString(report.problem ?? ""))}"#)
+            }
+        case .table, .csv:
+            if report.isIntact { writeOut("ok: \(report.events) events, head \(report.head)") }
+        }
+        if let problem = report.problem {
+            throw ToolFailure(.damaged, "seq \(report.damagedSeq ?? 0): \(problem)")
+        }
+    }
+}
+
+struct Digest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the SHA-256 of all derived state at a point of the log.",
+        discussion: """
+        Equal for any two ledgers holding the same events. Without --as-of the digest is taken as \
+        of the head (seq of the last event), so it does not change with the wall clock.
+
+        Example:
+          permission-ledger digest --ledger family.ledger --as-of seq:10
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let result: (String, AsOfPoint)
+        do {
+            let resolved = try point ?? .seq(opened.head().seq)
+            result = try opened.read(asOf: resolved) { (try $0.digest(), $0.point) }
+        } catch {
+            throw ToolFailure(error)
+        }
+        switch format.resolved {
+        case .json: writeOut(#"{"asOf":\#(QueryJSON.asOf(result.1)),"digest":"\#(result.0)"}"#)
+        case .table, .csv: writeOut(result.0)
+        }
+    }
+}
+
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import files into a fresh temporary ledger, print its digest and head hash, then remove it.",
+        discussion: """
+        With --expect-digest, exits 5 when the digest differs. Useful in any project's CI to pin \
+        down what a fixture means.
+
+        Example:
+          permission-ledger replay Fixtures/late-answer.jsonl --expect-digest 3f2a…
+        """)
+
+    @Argument(help: ArgumentHelp("JSON Lines files to replay, in order; - reads standard input.", valueName: "FILE"))
+    var files: [String]
+    @OptionGroup var asOf: AsOfOption
+    @Option(name: .customLong("expect-digest"), help: ArgumentHelp("Exit 5 unless the digest is this.", valueName: "HEX"))
+    var expectDigest: String?
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let point = try asOf.point()
+        let input = try EventFiles.read(files)
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("permission-ledger-replay-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ledger: Ledger
+        do {
+            ledger = try Ledger(path: directory, options: .init(durable: false))
+        } catch {
+            throw ToolFailure(error)
+        }
+        let summary = try input.append(to: ledger)
+        let digest: String
+        let resolved: AsOfPoint
+        do {
+            (digest, resolved) = try ledger.read(asOf: point ?? .seq(summary.head.seq)) { (try $0.digest(), $0.point) }
+        } catch {
+            throw ToolFailure(error)
+        }
+        switch format.resolved {
+        case .json:
+            writeOut(#"{"asOf":\#(QueryJSON.asOf(resolved)),"digest":"\#(digest)","head":"\#(summary.head.hash)","events":\#(summary.head.seq)}"#)
+        case .table, .csv:
+            writeOut("digest \(digest)\nhead   \(summary.head.hash) (\(summary.head.seq) events)")
+        }
+        if let expectDigest, expectDigest.lowercased() != digest {
+            throw ToolFailure(.digestMismatch, "digest \(digest) differs from the expected \(expectDigest)")
+        }
+    }
+}
+
+func jsonString(_ s: String) -> String {
+    let data = try! JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes])
+    return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+}

@@ -1,0 +1,213 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+func parseQuestionID(_ text: String) throws -> UUID {
+    guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
+        throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001)")
+    }
+    return id
+}
+
+/// A name as people write it: prefix, given, middle, family, suffix, then the nickname in quotes.
+func displayName(_ n: PersonNameComponents) -> String {
+    var parts = [n.namePrefix, n.givenName, n.middleName, n.familyName, n.nameSuffix].compactMap { $0 }
+    if let nick = n.nickname { parts.append("\"\(nick)\"") }
+    return parts.joined(separator: " ")
+}
+
+func handlesText(_ handles: [CommunicationHandle]) -> String {
+    handles.map(\.value).joined(separator: ", ")
+}
+
+struct Question: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show one question: its topic, state, answer and events.",
+        discussion: """
+        Example:
+          permission-ledger question 6A3F1C2E-0000-4000-8000-000000000001 --as-of 2026-11-20T14:00:00Z
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Argument(help: ArgumentHelp("The question's id (a UUID).", valueName: "ID")) var id: String
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let questionID = try parseQuestionID(id)
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let (status, at) = try reading(opened, asOf: point) { (try $0.question(questionID), $0.point) }
+        guard let status else {
+            throw ToolFailure(.rejected, "question \(questionID.uuidString) is not in the ledger as of seq \(at.seq)")
+        }
+        switch format.resolved {
+        case .json:
+            writeOut(QueryJSON.questionResult(status, at: at))
+        case .table, .csv:
+            var fields = Table("field", "value")
+            fields.add("id", status.question.id.uuidString)
+            fields.add("subject", status.subject)
+            fields.add("topic", status.question.topic.name)
+            if case .significantAppUpdate(let topic) = status.question.topic { fields.add("description", topic.description) }
+            if case .communication(let topic) = status.question.topic {
+                for person in topic.personInformation {
+                    let name = person.nameComponents.map(displayName) ?? ""
+                    fields.add("handle", "\(person.handle.value) (\(person.handle.kind.rawValue))\(name.isEmpty ? "" : " " + name)")
+                }
+                fields.add("actions", topic.orderedActions.map(\.rawValue).joined(separator: ", "))
+            }
+            fields.add("state", status.state.rawValue + (status.late ? " (late)" : ""))
+            fields.add("asked at", status.askedAt.description)
+            fields.add("resolved at", status.resolvedAt?.description ?? "-")
+            fields.add("expires at", status.question.expiresAt?.description ?? "-")
+            fields.add("choice", status.choice.map { "\($0.title) (\($0.id), \($0.answer.rawValue))" } ?? "-")
+            fields.add("via", status.via?.rawValue ?? "-")
+            if let error = status.error { fields.add("error", error.code.rawValue + (error.message.map { ": " + $0 } ?? "")) }
+            var events = Table("seq", "type", "event id", "occurred at", "recorded at")
+            for e in status.events {
+                events.add(String(e.seq), e.type.rawValue, e.id, e.occurredAt.description, e.recordedAt.description)
+            }
+            if format.resolved == .csv {
+                writeOut(fields.csv() + "\r\n" + events.csv())
+            } else {
+                writeOut("as of seq \(at.seq), \(at.time)\n\n" + fields.text() + "\n" + events.text())
+            }
+        }
+    }
+}
+
+struct Questions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List questions with their states, ordered by when they were asked.",
+        discussion: """
+        Example:
+          permission-ledger questions --subject kid-1 --state pending --format csv
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Option(help: "Only this subject's questions.") var subject: String?
+    @Option(help: ArgumentHelp("Only questions in this state: \(QuestionState.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "STATE"))
+    var state: String?
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        var stateFilter: QuestionState?
+        if let state {
+            guard let parsed = QuestionState(rawValue: state) else {
+                throw ToolFailure(.usage, "usage: --state \(quoted(state)) is not one of \(QuestionState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            stateFilter = parsed
+        }
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let (list, at) = try reading(opened, asOf: point) { (try $0.questions(subject: subject, state: stateFilter), $0.point) }
+        switch format.resolved {
+        case .json:
+            writeOut(QueryJSON.questionsResult(list, at: at))
+        case .table, .csv:
+            var table = Table("id", "subject", "state", "asked at", "resolved at", "choice", "handles")
+            if format.resolved == .table { table.maxWidths = [36, 12, 10, 20, 20, 12, 30] }
+            for q in list {
+                table.add(
+                    q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? " (late)" : ""), q.askedAt.description,
+                    q.resolvedAt?.description ?? "", q.choice?.id ?? "",
+                    q.question.topic.handles.isEmpty ? (q.question.topic.name) : handlesText(q.question.topic.handles))
+            }
+            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+        }
+    }
+}
+
+struct KnownHandles: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "known-handles",
+        abstract: "List the handles a subject may talk to, and on whose approval or observation.",
+        discussion: """
+        Example:
+          permission-ledger known-handles --subject kid-1 --as-of 2026-11-03T12:00:00Z
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Option(help: "The subject (child).") var subject: String
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let (handles, at) = try reading(opened, asOf: point) { (try $0.knownHandles(subject: subject), $0.point) }
+        switch format.resolved {
+        case .json:
+            writeOut(QueryJSON.knownHandlesResult(handles, subject: subject, at: at))
+        case .table, .csv:
+            var table = Table("kind", "value", "since", "until", "source")
+            for h in handles {
+                let source: String
+                switch h.source {
+                case .question(let id): source = format.resolved == .csv ? "question:\(id.uuidString)" : "question \(id.uuidString)"
+                case .observation(let seq): source = format.resolved == .csv ? "observation:\(seq)" : "observed at seq \(seq)"
+                }
+                table.add(h.handle.kind.rawValue, h.handle.value, h.since.description, h.until?.description ?? "", source)
+            }
+            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+        }
+    }
+}
+
+struct Permissions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a subject's system permission states, and whether required ones are granted.",
+        discussion: """
+        With --require, "satisfied" means every named permission is authorized, limited or provisional.
+
+        Example:
+          permission-ledger permissions --subject kid-1 --require camera,microphone
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @Option(help: "The subject (user).") var subject: String
+    @Option(help: ArgumentHelp("Permissions that must be granted, comma-separated.", valueName: "P,P,..."))
+    var require: String?
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        var required: [SystemPermission]?
+        if let require {
+            required = try require.split(separator: ",").map { name in
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                guard let p = SystemPermission(rawValue: trimmed) else {
+                    throw ToolFailure(.usage, "usage: --require: \(quoted(trimmed)) is not a permission; expected some of \(SystemPermission.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return p
+            }
+        }
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let (permissions, at) = try reading(opened, asOf: point) { (try $0.permissions(subject: subject), $0.point) }
+        switch format.resolved {
+        case .json:
+            writeOut(QueryJSON.permissionsResult(permissions, subject: subject, at: at, require: required))
+        case .table, .csv:
+            var table = Table("permission", "state", "since", "can prompt", "cause")
+            for p in permissions {
+                table.add(p.permission.rawValue, p.state.rawValue, p.since.description, p.canPrompt ? "yes" : "no", p.cause?.rawValue ?? "")
+            }
+            var text = format.resolved == .csv ? table.csv() : "\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text()
+            if let required, format.resolved == .table {
+                let missing = QueryJSON.missingPermissions(required, in: permissions)
+                text += missing.isEmpty ? "\nrequired: satisfied\n" : "\nrequired: NOT satisfied; missing \(missing.map(\.rawValue).joined(separator: ", "))\n"
+            }
+            writeOut(text, terminator: "")
+        }
+    }
+}
+
+func writeOut(_ text: String, terminator: String) {
+    var out = Output()
+    out.write(text + terminator)
+    out.flush()
+}
