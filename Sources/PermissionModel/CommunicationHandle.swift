@@ -47,30 +47,52 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
     static func normalize(_ raw: String, kind: Kind) throws(PermissionModelError) -> String {
         switch kind {
         case .phoneNumber:
-            let stripped = raw.unicodeScalars.filter { !" -.()".unicodeScalars.contains($0) }
-            var digits = Substring.UnicodeScalarView(stripped)
-            if digits.first == "+" { digits.removeFirst() }
-            guard (3...20).contains(digits.count), digits.allSatisfy({ $0.value >= 48 && $0.value <= 57 }) else {
+            // Byte loop: this runs for every handle of every replayed event.
+            var digits = 0
+            var stripped = false
+            var valid = true
+            var seenContent = false
+            for byte in raw.utf8 {
+                switch byte {
+                case 0x20, 0x2D, 0x2E, 0x28, 0x29: stripped = true
+                case 0x2B where !seenContent: seenContent = true
+                case 0x30...0x39: digits += 1; seenContent = true
+                default: valid = false
+                }
+                if !valid { break }
+            }
+            guard valid, (3...20).contains(digits) else {
                 throw PermissionModelError(
                     "\(quoted(raw)) is not a phone number: expected an optional + then 3 to 20 digits (spaces, -, ., ( and ) are ignored)",
                     field: "value")
             }
-            return String(String.UnicodeScalarView(stripped))
+            guard stripped else { return raw }
+            return String(decoding: raw.utf8.filter { $0.isPhoneSeparator }, as: UTF8.self)
         case .emailAddress:
-            let trimmed = raw.trimmingWhitespace()
+            var ats = 0
+            var asciiLower = true
+            for byte in raw.utf8 {
+                if byte == 0x40 { ats += 1 }
+                if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) || byte <= 0x20 { asciiLower = false }
+            }
+            let trimmed = asciiLower ? raw : raw.trimmingWhitespace()
             let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-                  !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace }) else {
+            guard ats == 1, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+                  asciiLower || !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace }) else {
                 throw PermissionModelError(
                     "\(quoted(raw)) is not an email address: expected exactly one @ with text on both sides and no spaces",
                     field: "value")
             }
-            return trimmed.lowercased()
+            return asciiLower ? raw : trimmed.lowercased()
         case .custom:
             try validateText(raw, field: "value", maxBytes: 256)
             return raw
         }
     }
+}
+
+private extension UInt8 {
+    var isPhoneSeparator: Bool { self == 0x20 || self == 0x2D || self == 0x2E || self == 0x28 || self == 0x29 }
 }
 
 extension String {

@@ -48,11 +48,23 @@ public func validateText(_ value: String, field: String, maxBytes: Int) throws(P
     guard count <= maxBytes else {
         throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field)
     }
-    if value.unicodeScalars.contains(where: \.isControl) {
+    if value.utf8.containsControlCharacter {
         throw PermissionModelError("contains a control character", field: field)
     }
 }
 
 extension Unicode.Scalar {
     var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
+}
+
+extension String.UTF8View {
+    /// Whether the text holds a C0 or C1 control character (U+0000–U+001F, U+007F–U+009F), by a byte scan.
+    var containsControlCharacter: Bool {
+        var previous: UInt8 = 0
+        for byte in self {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
+            previous = byte
+        }
+        return false
+    }
 }

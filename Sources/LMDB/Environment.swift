@@ -1,0 +1,358 @@
+internal import CLMDB
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// An LMDB environment: one memory-mapped data file (plus its lock file) in a
+/// directory, holding any number of named databases.
+///
+/// An environment may be used from many threads at once. Transactions are scoped to the
+/// closures of ``read(_:)`` and ``write(_:)`` and run on the calling thread; write
+/// transactions are serialized. When a write does not fit, the map is doubled and the
+/// write closure is run again, so the memory map grows on demand.
+///
+/// All calls block the calling thread (a transaction never spans an `await`). Open a given
+/// environment directory at most once per process at a time (an LMDB rule).
+///
+/// The corresponding LMDB type is `MDB_env`.
+public final class Environment: @unchecked Sendable {
+    /// Settings used when opening an environment.
+    public struct Options: Sendable {
+        /// The initial size of the memory map in bytes (grown automatically by writes).
+        ///
+        /// The corresponding LMDB function is `mdb_env_set_mapsize`.
+        public var mapSize: Int
+        /// The maximum number of named databases.
+        ///
+        /// The corresponding LMDB function is `mdb_env_set_maxdbs`.
+        public var maxDatabases: Int
+        /// The maximum number of simultaneous read transactions (across all processes).
+        ///
+        /// The corresponding LMDB function is `mdb_env_set_maxreaders`.
+        public var maxReaders: Int
+        /// The permissions of the files LMDB creates (`data.mdb`, `lock.mdb`).
+        public var fileMode: UInt32
+        /// Opens the environment read-only; writes then throw ``LMDBError/accessDenied``.
+        ///
+        /// The corresponding LMDB flag is `MDB_RDONLY`.
+        public var readOnly: Bool
+        /// Flushes to disk on every commit. `false` sets `MDB_NOSYNC`: a system crash may
+        /// then lose recent commits. Meant for tests and benchmarks only.
+        public var durable: Bool
+
+        /// Creates options; the defaults suit a small, durable, writable environment.
+        public init(
+            mapSize: Int = 64 << 20, maxDatabases: Int = 16, maxReaders: Int = 126,
+            fileMode: UInt32 = 0o600, readOnly: Bool = false, durable: Bool = true
+        ) {
+            self.mapSize = mapSize
+            self.maxDatabases = maxDatabases
+            self.maxReaders = maxReaders
+            self.fileMode = fileMode
+            self.readOnly = readOnly
+            self.durable = durable
+        }
+    }
+
+    /// The largest map size automatic growth will reach (1 TiB).
+    static let maximumMapSize = 1 << 40
+
+    private let handle: OpaquePointer
+    private let readOnly: Bool
+    /// Held shared by every transaction of this process, exclusively to resize the map.
+    private let mapLock: UnsafeMutablePointer<pthread_rwlock_t>
+    /// Held for a whole `write` call (and `openDatabase`).
+    private let writerLock: UnsafeMutablePointer<pthread_mutex_t>
+    /// Per-thread count of map lock holds, to allow nested reads and detect forbidden nesting.
+    private let depthKey: pthread_key_t
+
+    /// The directory the environment was opened in.
+    public let path: String
+
+    /// Opens the environment in the existing directory `path`, creating its files if needed.
+    ///
+    /// The directory itself is not created: a missing directory throws ``LMDBError/noSuchFile``,
+    /// a file that is not an LMDB environment ``LMDBError/invalid``, missing permissions
+    /// ``LMDBError/accessDenied``. The environment always uses `MDB_NOTLS`.
+    ///
+    /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
+    public init(path: String, options: Options = Options()) throws(LMDBError) {
+        var key = pthread_key_t()
+        let keyStatus = pthread_key_create(&key, nil)
+        guard keyStatus == 0 else { throw LMDBError(rawValue: keyStatus) }
+        do {
+            handle = try Self.open(path: path, options: options)
+        } catch {
+            posix(pthread_key_delete(key))
+            throw error
+        }
+        depthKey = key
+        self.path = path
+        readOnly = options.readOnly
+
+        mapLock = .allocate(capacity: 1)
+        var attributes = pthread_rwlockattr_t()
+        posix(pthread_rwlockattr_init(&attributes))
+        #if os(Linux)
+        // Growth must not starve behind a steady stream of overlapping readers.
+        posix(pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)))
+        #endif
+        posix(pthread_rwlock_init(mapLock, &attributes))
+        posix(pthread_rwlockattr_destroy(&attributes))
+        writerLock = .allocate(capacity: 1)
+        posix(pthread_mutex_init(writerLock, nil))
+    }
+
+    private static func open(path: String, options: Options) throws(LMDBError) -> OpaquePointer {
+        guard options.mapSize >= 0, let maxDatabases = UInt32(exactly: options.maxDatabases),
+            let maxReaders = UInt32(exactly: options.maxReaders), let mode = mode_t(exactly: options.fileMode)
+        else { throw .invalidArgument }
+        var env: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&env))
+        guard let env else { throw .outOfMemory }
+        do {
+            try LMDBError.check(mdb_env_set_mapsize(env, options.mapSize))
+            try LMDBError.check(mdb_env_set_maxdbs(env, maxDatabases))
+            try LMDBError.check(mdb_env_set_maxreaders(env, maxReaders))
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if !options.durable { flags |= UInt32(MDB_NOSYNC) }
+            try LMDBError.check(mdb_env_open(env, path, flags, mode))
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        return env
+    }
+
+    /// Closes the environment. No transaction can be alive at this point.
+    ///
+    /// The corresponding LMDB function is `mdb_env_close`.
+    deinit {
+        mdb_env_close(handle)
+        posix(pthread_rwlock_destroy(mapLock))
+        mapLock.deallocate()
+        posix(pthread_mutex_destroy(writerLock))
+        writerLock.deallocate()
+        posix(pthread_key_delete(depthKey))
+    }
+
+    // MARK: Locking
+
+    private var lockDepth: Int {
+        get { Int(bitPattern: pthread_getspecific(depthKey)) }
+        set { posix(pthread_setspecific(depthKey, UnsafeRawPointer(bitPattern: newValue))) }
+    }
+
+    /// Runs `body` holding the map lock: shared (re-entrant on this thread) or exclusive
+    /// (only when this thread holds nothing yet).
+    private func withMapLock<T, E: Error>(exclusive: Bool = false, _ body: () throws(E) -> T) throws(E) -> T {
+        let depth = lockDepth
+        precondition(!exclusive || depth == 0, "LMDB: map resize attempted inside a transaction")
+        if depth == 0 { posix(exclusive ? pthread_rwlock_wrlock(mapLock) : pthread_rwlock_rdlock(mapLock)) }
+        lockDepth = depth + 1
+        defer {
+            lockDepth = depth
+            if depth == 0 { posix(pthread_rwlock_unlock(mapLock)) }
+        }
+        return try body()
+    }
+
+    /// Runs `body` as the only writer of this process. Throws ``LMDBError/badTransaction``
+    /// if this thread is already inside a transaction (which would deadlock).
+    private func serializedWrite<T>(_ body: () throws -> T) throws -> T {
+        guard lockDepth == 0 else { throw LMDBError.badTransaction }
+        posix(pthread_mutex_lock(writerLock))
+        defer { posix(pthread_mutex_unlock(writerLock)) }
+        return try body()
+    }
+
+    // MARK: Transactions
+
+    private enum Attempt<T> { case done(T), mapFull, mapResized }
+
+    /// Runs `body` in a transaction, adopting a map grown by another process
+    /// (`MDB_MAP_RESIZED`) and growing the map when a write does not fit (`MDB_MAP_FULL`).
+    private func transact<T>(readOnly: Bool, commit: Bool, _ body: (TransactionState) throws -> T) throws -> T {
+        let outermost = lockDepth == 0
+        while true {
+            switch try withMapLock({ try attempt(readOnly: readOnly, commit: commit, body) }) {
+            case .done(let value):
+                return value
+            case .mapResized:
+                guard outermost else { throw LMDBError.mapResized }
+                try withMapLock(exclusive: true) { () throws(LMDBError) in
+                    try LMDBError.check(mdb_env_set_mapsize(handle, 0))
+                }
+            case .mapFull:
+                try grow()
+            }
+        }
+    }
+
+    private func attempt<T>(
+        readOnly: Bool, commit: Bool, _ body: (TransactionState) throws -> T
+    ) throws -> Attempt<T> {
+        var txn: OpaquePointer?
+        let code = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+        if code == MDB_MAP_RESIZED { return .mapResized }
+        try LMDBError.check(code)
+        guard let txn else { throw LMDBError.invalidArgument }
+        let state = TransactionState(txn)
+        let value: T
+        do {
+            value = try body(state)
+        } catch {
+            state.abort()
+            if !readOnly && (state.hitMapFull || error as? LMDBError == .mapFull) { return .mapFull }
+            throw error
+        }
+        guard commit else {
+            state.abort()
+            return .done(value)
+        }
+        // After mdb_txn_commit the transaction is gone, whatever the result.
+        let result = state.commit()
+        if !readOnly && (result == MDB_MAP_FULL || (result != MDB_SUCCESS && state.hitMapFull)) { return .mapFull }
+        try LMDBError.check(result)
+        return .done(value)
+    }
+
+    /// Doubles the map size, with no transaction of this process alive.
+    private func grow() throws(LMDBError) {
+        try withMapLock(exclusive: true) { () throws(LMDBError) in
+            let current = try info().me_mapsize
+            let next = min(min(current, Self.maximumMapSize) * 2, Self.maximumMapSize)
+            guard next > current else { throw .mapFull }
+            try LMDBError.check(mdb_env_set_mapsize(handle, next))
+        }
+    }
+
+    private func info() throws(LMDBError) -> MDB_envinfo {
+        var info = MDB_envinfo()
+        try LMDBError.check(mdb_env_info(handle, &info))
+        return info
+    }
+
+    /// Runs `body` in a read-only transaction on the calling thread and returns its result.
+    ///
+    /// The transaction sees a consistent snapshot of the last commit before it began and ends
+    /// when `body` returns. Reads may nest (also inside ``write(_:)``); an outermost read adopts a
+    /// map grown by another process (`MDB_MAP_RESIZED`) and retries.
+    ///
+    /// The corresponding LMDB functions are `mdb_txn_begin` (with `MDB_RDONLY`) and `mdb_txn_abort`.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        try transact(readOnly: true, commit: false) { try body(ReadTransaction(state: $0)) }
+    }
+
+    /// Runs `body` in a write transaction: commits when `body` returns and aborts when it throws
+    /// (rethrowing its error).
+    ///
+    /// Writes are serialized. If `body` or the commit fails with ``LMDBError/mapFull`` (also when
+    /// `body` caught or wrapped that error), the transaction is aborted, the map size doubled and
+    /// `body` run again from scratch, so `body` must be safe to re-run. Growth stops at 1 TiB
+    /// (then ``LMDBError/mapFull`` is thrown).
+    /// Calling `write` inside another transaction on the same thread throws
+    /// ``LMDBError/badTransaction``.
+    ///
+    /// The corresponding LMDB functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        try serializedWrite {
+            try transact(readOnly: false, commit: true) { try body(WriteTransaction(state: $0)) }
+        }
+    }
+
+    /// Opens the database named `name`, creating it if `create` is `true` (otherwise a missing
+    /// database throws ``LMDBError/notFound``).
+    ///
+    /// Runs in its own write transaction (a read transaction for a read-only environment when
+    /// `create` is `false`); must not be called inside a transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_dbi_open`.
+    public func openDatabase(_ name: String, create: Bool) throws -> Database {
+        let open = { (state: TransactionState) throws(LMDBError) -> Database in
+            var dbi = MDB_dbi()
+            try state.check(mdb_dbi_open(try state.transaction(), name, create ? UInt32(MDB_CREATE) : 0, &dbi))
+            return Database(handle: dbi)
+        }
+        // Committing (even a read transaction) keeps the handle open for the environment.
+        return try serializedWrite { try transact(readOnly: readOnly && !create, commit: true, open) }
+    }
+
+    /// Returns statistics about `db`, as of the last commit.
+    ///
+    /// The corresponding LMDB function is `mdb_stat`.
+    public func statistics(_ db: Database) throws -> DatabaseStatistics {
+        try read { try $0.statistics(db) }
+    }
+
+    // MARK: Environment
+
+    /// The current size of the memory map in bytes.
+    ///
+    /// The corresponding LMDB function is `mdb_env_info`.
+    public var mapSize: Int {
+        withMapLock {
+            var info = MDB_envinfo()
+            let code = mdb_env_info(handle, &info)
+            precondition(code == MDB_SUCCESS, "mdb_env_info failed: \(LMDBError(rawValue: code))")
+            return info.me_mapsize
+        }
+    }
+
+    /// Sets the size of the memory map, waiting until no transaction of this process is alive.
+    /// A size below the space in use is raised to it. Throws ``LMDBError/badTransaction`` when
+    /// called inside a transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_env_set_mapsize`.
+    public func setMapSize(_ bytes: Int) throws(LMDBError) {
+        guard lockDepth == 0 else { throw .badTransaction }
+        guard bytes >= 0 else { throw .invalidArgument }
+        try withMapLock(exclusive: true) { () throws(LMDBError) in
+            try LMDBError.check(mdb_env_set_mapsize(handle, bytes))
+        }
+    }
+
+    /// The largest key size, in bytes, that can be written.
+    ///
+    /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.
+    public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+
+    /// Flushes the data buffers to disk; with `force` also when the environment is not durable.
+    ///
+    /// The corresponding LMDB function is `mdb_env_sync`.
+    public func sync(force: Bool = true) throws(LMDBError) {
+        try LMDBError.check(mdb_env_sync(handle, force ? 1 : 0))
+    }
+
+    /// Clears reader slots left behind by dead processes and returns how many were cleared.
+    ///
+    /// The corresponding LMDB function is `mdb_reader_check`.
+    @discardableResult
+    public func clearStaleReaders() throws(LMDBError) -> Int {
+        var dead: Int32 = 0
+        try LMDBError.check(mdb_reader_check(handle, &dead))
+        return Int(dead)
+    }
+
+    /// Copies the environment into the existing, empty directory `path`, optionally compacting
+    /// it (omitting free pages). Must not be called inside a write transaction's closure;
+    /// any transaction on this thread makes it throw ``LMDBError/badTransaction``.
+    ///
+    /// The corresponding LMDB function is `mdb_env_copy2`.
+    public func copy(to path: String, compact: Bool) throws(LMDBError) {
+        // A plain copy takes LMDB's writer mutex, which a transaction of this thread may hold.
+        guard lockDepth == 0 else { throw .badTransaction }
+        try withMapLock { () throws(LMDBError) in
+            try LMDBError.check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0))
+        }
+    }
+}
+
+/// Traps on a failed pthread call: these fail only on programming errors.
+private func posix(_ code: Int32, file: StaticString = #file, line: UInt = #line) {
+    precondition(code == 0, "pthread call failed with \(code)", file: file, line: line)
+}

@@ -1,0 +1,131 @@
+// Measures batched durable append throughput and in-memory replay throughput of the ledger.
+//
+//   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH]
+//
+// Not a test: figures depend on the machine. Targets on the 2-core reference machine:
+// append >= 200,000 events/s in batches of 10,000 with a durable commit each; replay >= 1,000,000 events/s.
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+var eventCount = 1_000_000
+var batchSize = 10_000
+var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-\(getpid())").path
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--events": eventCount = Int(arguments.next() ?? "") ?? eventCount
+    case "--batch": batchSize = Int(arguments.next() ?? "") ?? batchSize
+    case "--dir": directory = arguments.next() ?? directory
+    default:
+        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH]")
+        exit(2)
+    }
+}
+
+/// A seeded generator (SplitMix64), so that runs repeat.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A realistic mix: questions about one to three handles answered, canceled, failed or expired;
+/// observations of known handles; permission changes. All valid by construction.
+func generateEvents(_ count: Int) -> [PermissionEvent] {
+    var rng = SeededRandom(state: 20261122)
+    var events: [PermissionEvent] = []
+    events.reserveCapacity(count + 8)
+    var clock = Timestamp(microseconds: 1_795_000_000_000_000)
+    var pending: [(UUID, String, Timestamp)] = []
+    var n = 0
+    func tick() -> Timestamp {
+        clock = Timestamp(microseconds: clock.microseconds + Int64.random(in: 1_000...500_000, using: &rng))
+        return clock
+    }
+    func handle(_ i: Int) -> CommunicationHandle {
+        switch i % 3 {
+        case 0: try! CommunicationHandle(value: "+1555\(String(format: "%07d", i % 10_000_000))", kind: .phoneNumber)
+        case 1: try! CommunicationHandle(value: "friend\(i)@example.com", kind: .emailAddress)
+        default: try! CommunicationHandle(value: "player\(i)", kind: .custom)
+        }
+    }
+    let choices = [try! PermissionChoice(id: "approve-1h", title: "Approve for one hour", answer: .approval, grantSeconds: 3600),
+                   PermissionChoice.approve, PermissionChoice.decline]
+    while events.count < count {
+        n += 1
+        let subject = "kid-\(Int.random(in: 0..<1000, using: &rng))"
+        let roll = Int.random(in: 0..<100, using: &rng)
+        let at = tick()
+        if roll < 40 || pending.isEmpty {
+            let people = (0..<Int.random(in: 1...3, using: &rng)).map { PersonInformation(handle: handle(n * 3 + $0)) }
+            let q = try! PermissionQuestion(
+                id: UUID(), topic: .communication(try! CommunicationTopic(personInformation: people, actions: [.message, .audioCall])),
+                choices: choices, expiresAt: at.adding(seconds: 86_400))
+            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at, payload: .questionAsked(q)))
+            pending.append((q.id, subject, at))
+        } else if roll < 80 {
+            let (id, owner, _) = pending.removeFirst()
+            let payload: PermissionEvent.Payload
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0: payload = .questionSendCanceled(questionID: id)
+            case 1: payload = .questionAskFailed(questionID: id, error: AskError(code: .notAvailable))
+            case 2: payload = .questionExpired(questionID: id)
+            case 3...10: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .messages)
+            case 11...14: payload = .questionAnswered(questionID: id, choiceID: "approve-1h", via: .inPerson)
+            default: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .messages)
+            }
+            events.append(PermissionEvent(id: "ev-\(n)", subject: owner, occurredAt: at, recordedAt: at, payload: payload))
+        } else if roll < 90 {
+            let checked = (0..<2).map { handle(n * 3 + $0) }
+            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
+                                          payload: .handlesObserved(checked: checked, known: [checked[0]])))
+        } else {
+            let permission = SystemPermission.allCases[Int.random(in: 0..<SystemPermission.allCases.count, using: &rng)]
+            let state = SystemPermission.State.allCases[Int.random(in: 0..<SystemPermission.State.allCases.count, using: &rng)]
+            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
+                                          payload: .permissionChanged(permission, state: state, cause: .systemPrompt)))
+        }
+    }
+    return events
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+try? FileManager.default.removeItem(atPath: directory)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+
+print("generating \(eventCount) events …")
+let events = generateEvents(eventCount)
+let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: true))
+var appended = 0
+let appendSeconds = try seconds {
+    var start = 0
+    while start < events.count {
+        let end = min(start + batchSize, events.count)
+        appended += try ledger.appendSynchronously(Array(events[start..<end])).appended
+        start = end
+    }
+}
+let appendRate = Double(appended) / appendSeconds
+print(String(format: "append: %d events in batches of %d, durable commits: %.2f s, %.0f events/s (target 200,000)",
+             appended, batchSize, appendSeconds, appendRate))
+
+var summary: ReplaySummary?
+let replaySeconds = try seconds { summary = try ledger.replayInMemory() }
+let replayRate = Double(summary!.events) / replaySeconds
+print(String(format: "replay into memory: %d events, %d questions: %.2f s, %.0f events/s (target 1,000,000)",
+             summary!.events, summary!.questions, replaySeconds, replayRate))
+let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
+print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(appended)))
+let ledgerHead = try ledger.head().hash
+precondition(summary!.head == ledgerHead, "replay gave a different head hash than the ledger")

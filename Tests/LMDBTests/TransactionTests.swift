@@ -1,0 +1,102 @@
+import LMDB
+import Testing
+
+private struct Failure: Error {}
+
+@Suite struct TransactionTests {
+    @Test func putGetRoundTrip() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                try txn.put(db, key: bytes("alpha"), value: bytes("one"))
+                try bytes("beta").withUnsafeBytes { key in
+                    try bytes("two").withUnsafeBytes { try txn.put(db, key: key, value: $0) }
+                }
+                try txn.put(db, key: bytes("empty"), value: [])
+                #expect(try string(txn.get(db, key: bytes("alpha"))) == "one")
+            }
+            try env.read { txn throws in
+                #expect(try string(txn.get(db, key: bytes("alpha"))) == "one")
+                #expect(try bytes("beta").withUnsafeBytes { try string(txn.get(db, key: $0)) } == "two")
+                #expect(try txn.get(db, key: bytes("empty"))?.count == 0)
+                #expect(try txn.get(db, key: bytes("missing")) == nil)
+                #expect(throws: LMDBError.badValueSize) { try txn.get(db, key: []) }
+                #expect(try txn.statistics(db).entries == 3)
+            }
+            try env.write { txn throws in
+                try txn.put(db, key: bytes("alpha"), value: bytes("uno"))
+                #expect(try string(txn.reader.get(db, key: bytes("alpha"))) == "uno")
+            }
+            #expect(try env.read { try string($0.get(db, key: bytes("alpha"))) } == "uno")
+        }
+    }
+
+    @Test func throwingBodyAborts() throws {
+        try withEnvironment { env, db throws in
+            #expect(throws: Failure.self) {
+                try env.write { txn throws in
+                    try txn.put(db, key: bytes("k"), value: bytes("v"))
+                    throw Failure()
+                }
+            }
+            #expect(try env.read { try $0.get(db, key: bytes("k")) } == nil)
+            #expect(try env.statistics(db).entries == 0)
+        }
+    }
+
+    @Test func noOverwriteThrowsKeyExists() throws {
+        try withEnvironment { env, db throws in
+            try env.write { try $0.put(db, key: bytes("k"), value: bytes("first"), flags: .noOverwrite) }
+            #expect(throws: LMDBError.keyExists) {
+                try env.write { try $0.put(db, key: bytes("k"), value: bytes("second"), flags: .noOverwrite) }
+            }
+            #expect(try env.read { try string($0.get(db, key: bytes("k"))) } == "first")
+        }
+    }
+
+    @Test func appendOutOfOrderThrowsKeyExists() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                for n in 0..<10 { try txn.put(db, key: key(n), value: [UInt8(n)], flags: .append) }
+            }
+            #expect(throws: LMDBError.keyExists) {
+                try env.write { try $0.put(db, key: key(5), value: [], flags: .append) }
+            }
+            #expect(try env.statistics(db).entries == 10)
+        }
+    }
+
+    @Test func deleteReportsWhetherTheKeyExisted() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                try txn.put(db, key: bytes("a"), value: bytes("1"))
+                try txn.put(db, key: bytes("b"), value: bytes("2"))
+            }
+            try env.write { txn throws in
+                #expect(try txn.delete(db, key: bytes("a")))
+                #expect(try !txn.delete(db, key: bytes("a")))
+                #expect(try !txn.delete(db, key: bytes("zzz")))
+            }
+            try env.read { txn throws in
+                #expect(try txn.get(db, key: bytes("a")) == nil)
+                #expect(try string(txn.get(db, key: bytes("b"))) == "2")
+            }
+        }
+    }
+
+    @Test func dropEmptiesTheDatabaseOnly() throws {
+        try withEnvironment { env, db throws in
+            let other = try env.openDatabase("other", create: true)
+            #expect(db != other)
+            try env.write { txn throws in
+                for n in 0..<500 { try txn.put(db, key: key(n), value: bytes("\(n)")) }
+                try txn.put(other, key: bytes("keep"), value: bytes("me"))
+            }
+            try env.write { try $0.drop(db) }
+            #expect(try env.statistics(db).entries == 0)
+            #expect(try env.read { try string($0.get(other, key: bytes("keep"))) } == "me")
+            try env.write { try $0.put(db, key: bytes("again"), value: []) }
+            #expect(try env.statistics(db).entries == 1)
+            #expect(try env.openDatabase("test", create: false) == db)
+        }
+    }
+}
