@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
         .testTarget(
             name: "PermissionLedgerCLITests",
-            dependencies: ["PermissionLedger"]
+            dependencies: ["PermissionLedger", "permission-ledger"]
         ),
     ],
     swiftLanguageModes: [.v6]
