@@ -103,15 +103,10 @@ enum EventRecord {
                 people.reserveCapacity(count)
                 for _ in 0..<count { people.append(PersonInformation(handle: try r.handle(), nameComponents: try r.name())) }
                 let actions = try Codes.actions(mask: try r.unsigned())
-                guard let t = try? CommunicationTopic(personInformation: people, actions: actions) else {
-                    throw DecodingError(reason: "invalid communication topic")
-                }
-                topic = .communication(t)
+                guard !people.isEmpty else { throw DecodingError(reason: "a communication topic without people") }
+                topic = .communication(CommunicationTopic(uncheckedPersonInformation: people, actions: actions))
             case 2:
-                guard let t = try? SignificantAppUpdateTopic(description: try r.text()) else {
-                    throw DecodingError(reason: "invalid update topic")
-                }
-                topic = .significantAppUpdate(t)
+                topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: try r.text()))
             case let other: throw DecodingError(reason: "unknown topic \(other)")
             }
             let count = try r.count()
@@ -126,15 +121,13 @@ enum EventRecord {
                 case let other: throw DecodingError(reason: "unknown answer \(other)")
                 }
                 let grant = try r.unsigned()
-                guard grant <= UInt64(Int64.max),
-                      let choice = try? PermissionChoice(id: cid, title: title, answer: answer, grantSeconds: grant == 0 ? nil : Int64(grant))
-                else { throw DecodingError(reason: "invalid choice") }
-                choices.append(choice)
+                guard grant <= UInt64(Int64.max), grant == 0 || answer == .approval else { throw DecodingError(reason: "invalid choice") }
+                choices.append(PermissionChoice(uncheckedID: cid, title: title, answer: answer, grantSeconds: grant == 0 ? nil : Int64(grant)))
             }
             let defaultID = try r.text()
             let expiresAt = try r.optionalTime()
-            guard let q = try? PermissionQuestion(id: qid, topic: topic, choices: choices, defaultChoiceID: defaultID, expiresAt: expiresAt) else {
-                throw DecodingError(reason: "invalid question")
+            guard let q = PermissionQuestion(uncheckedID: qid, topic: topic, choices: choices, defaultChoiceID: defaultID, expiresAt: expiresAt) else {
+                throw DecodingError(reason: "the default choice is not among the question's choices")
             }
             payload = .questionAsked(q)
         case 2: payload = .questionSendCanceled(questionID: try r.uuid())
@@ -361,10 +354,8 @@ struct RecordReader {
     mutating func handle() throws(EventRecord.DecodingError) -> CommunicationHandle {
         let kind = try Codes.kind(try byte())
         let value = try text()
-        guard let h = try? CommunicationHandle(value: value, kind: kind), h.value == value else {
-            throw .init(reason: "invalid handle")
-        }
-        return h
+        guard !value.isEmpty else { throw .init(reason: "an empty handle") }
+        return CommunicationHandle(normalizedValue: value, kind: kind)
     }
 
     mutating func name() throws(EventRecord.DecodingError) -> PersonNameComponents? {

@@ -174,7 +174,7 @@ final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
     /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
     private(set) var rows: [String: [([UInt8], [UInt8])]] = [:]
-    private var latestVersions: [VersionedTable: [[UInt8]: (UInt64, [UInt8])]] = [.questions: [:], .handles: [:], .permissions: [:]]
+    private var latestVersions: [VersionedTable: [ByteKey: (UInt64, [UInt8])]] = [.questions: [:], .handles: [:], .permissions: [:]]
     private var eventIDs: [String: UInt64] = [:]
     private var events: [UInt64: PermissionEvent] = [:]
     private var definitions: [UUID: QuestionDefinition] = [:]
@@ -197,11 +197,11 @@ final class MemoryStore: ProjectionStore {
     }
 
     func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])? {
-        latestVersions[table]![entity].map { ($0.0, $0.1) }
+        latestVersions[table]![ByteKey(entity)].map { ($0.0, $0.1) }
     }
 
     func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
-        latestVersions[table]![entity] = (seq, value)
+        latestVersions[table]![ByteKey(entity)] = (seq, value)
         record(Self.name(table), entity + Keys.seq(seq), value)
     }
 
@@ -242,4 +242,15 @@ final class MemoryStore: ProjectionStore {
 
     /// The state replayed so far, for callers that replay into memory.
     var questionCount: Int { definitions.count }
+}
+
+/// A byte-string dictionary key hashed in one pass (an array of bytes hashes element by element).
+struct ByteKey: Hashable {
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }

@@ -44,18 +44,29 @@ public enum AppendOutcome: Hashable, Sendable {
 }
 
 /// The acceptance rules of EVENTS.md and the projections they drive, applied one event at a time.
-struct Projector {
-    let store: ProjectionStore
+struct Projector<Store: ProjectionStore> {
+    let store: Store
     var head: LogHead
+
+    /// What an accepted event changes besides the log, worked out before anything is written.
+    private enum Plan {
+        case none
+        case question(UUID, QuestionRow)
+        case answer(UUID, QuestionRow, approved: [CommunicationHandle], until: Timestamp?)
+        case observed(checked: [CommunicationHandle], known: [CommunicationHandle])
+        case permission(PermissionRow)
+    }
 
     /// Checks `event` against the current state and, when it is accepted, stores it and updates every projection.
     ///
-    /// - Parameter clock: assigns `recordedAt` when the event has none.
+    /// - Parameters:
+    ///   - clock: assigns `recordedAt` when the event has none.
+    ///   - storedRecord: when replaying the log, the event's stored bytes, so they are hashed as stored
+    ///     instead of being encoded again.
     /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
     ///   storage errors as they come.
-    mutating func apply(_ input: PermissionEvent, clock: () -> Timestamp) throws -> AppendOutcome {
+    mutating func apply(_ input: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
         let type = input.type.rawValue
-        let store = self.store
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
 
         if let existing = try store.seq(ofEventID: input.id) {
@@ -75,36 +86,33 @@ struct Projector {
             recordedAt = max(clock(), head.recordedAt ?? Timestamp(microseconds: .min))
         }
         let seq = head.seq + 1
-        var event = input
-        event.recordedAt = recordedAt
 
-        // Validate against state, and work out what to project, before writing anything.
-        var effects: [() throws -> Void] = []
-        switch event.payload {
+        // Validate against state and work out what to project, before writing anything.
+        let plan: Plan
+        switch input.payload {
         case .questionAsked(let question):
             if let existing = try store.question(question.id) {
                 throw reject("question \(question.id.uuidString) was already asked at seq \(existing.row.askedSeq)")
             }
+            plan = .none
         case .questionSendCanceled(let id), .questionExpired(let id):
-            let definition = try pendingQuestion(id, event: event, reject: reject)
-            var row = definition.row
-            if case .questionSendCanceled = event.payload {
+            var row = try pendingQuestion(id, event: input, reject: reject).row
+            if case .questionSendCanceled = input.payload {
                 row.state = .canceled
             } else {
                 row.state = .expired
                 row.expiredByEvent = true
             }
-            row.resolvedAt = event.occurredAt
-            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
+            row.resolvedAt = input.occurredAt
+            plan = .question(id, row)
         case .questionAskFailed(let id, let error):
-            let definition = try pendingQuestion(id, event: event, reject: reject)
-            var row = definition.row
+            var row = try pendingQuestion(id, event: input, reject: reject).row
             row.state = .failed
             row.error = error
-            row.resolvedAt = event.occurredAt
-            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
+            row.resolvedAt = input.occurredAt
+            plan = .question(id, row)
         case .questionAnswered(let id, let choiceID, let via):
-            let definition = try knownQuestion(id, event: event, reject: reject)
+            let definition = try knownQuestion(id, event: input, reject: reject)
             let question = definition.question
             var row = definition.row
             guard let choice = question.choice(id: choiceID) else {
@@ -112,7 +120,7 @@ struct Projector {
             }
             switch row.state {
             case .approved, .denied:
-                if row.choiceID == choiceID { return .duplicate(of: try answerSeq(of: id, definition: definition)) }
+                if row.choiceID == choiceID { return .duplicate(of: try store.seq(ofLatestQuestionVersion: id) ?? row.askedSeq) }
                 throw reject("question \(id.uuidString) was already answered with \(quoted(row.choiceID ?? "")); a different answer (\(quoted(choiceID))) conflicts")
             case .canceled:
                 throw reject("question \(id.uuidString) was canceled before it was sent, so it cannot be answered")
@@ -121,52 +129,55 @@ struct Projector {
             case .pending, .expired:
                 break
             }
-            if let expiresAt = question.expiresAt, event.occurredAt >= expiresAt {
-                throw reject("answer occurred at \(event.occurredAt), at or after the question's expiresAt \(expiresAt); an expired question cannot be answered")
+            if let expiresAt = question.expiresAt, input.occurredAt >= expiresAt {
+                throw reject("answer occurred at \(input.occurredAt), at or after the question's expiresAt \(expiresAt); an expired question cannot be answered")
             }
             row.state = choice.answer == .approval ? .approved : .denied
             row.late = row.expiredByEvent || question.expiresAt.map { recordedAt >= $0 } ?? false
             row.choiceID = choiceID
             row.via = via
-            row.resolvedAt = event.occurredAt
-            effects.append { try store.updateQuestion(id, row: row, seq: seq) }
-            if choice.answer == .approval, case .communication(let topic) = question.topic {
-                let until = choice.grantSeconds.map { event.occurredAt.adding(seconds: $0) }
-                let subject = definition.row.subject
-                effects.append {
-                    for handle in topic.handles {
-                        try Self.approve(handle, store: store, subject: subject, since: event.occurredAt, until: until, question: id, seq: seq)
-                    }
-                }
-            }
+            row.resolvedAt = input.occurredAt
+            let approved = choice.answer == .approval ? question.topic.handles : []
+            plan = .answer(id, row, approved: approved, until: choice.grantSeconds.map { input.occurredAt.adding(seconds: $0) })
         case .handlesObserved(let checked, let known):
-            let knownSet = Set(known)
-            let subject = event.subject
-            effects.append {
-                for handle in checked {
-                    let row = HandleRow(handle: handle, known: knownSet.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
-                    try store.put(.handles, Keys.handle(subject: subject, handle), seq: seq, value: row.encoded())
-                }
-            }
+            plan = .observed(checked: checked, known: known)
         case .permissionChanged(let permission, let state, let cause):
-            let row = PermissionRow(permission: permission, state: state, since: event.occurredAt, cause: cause)
-            let subject = event.subject
-            effects.append { try store.put(.permissions, Keys.permission(subject: subject, permission), seq: seq, value: row.encoded()) }
+            plan = .permission(PermissionRow(permission: permission, state: state, since: input.occurredAt, cause: cause))
         }
 
         if let given = input.seq, given != seq {
             throw reject("seq \(given) does not match the position the event would get, \(seq)")
         }
-        let record = EventRecord.encode(event, recordedAt: recordedAt)
+        let record = storedRecord ?? EventRecord.encode(input, recordedAt: recordedAt)
         let hash = chainHash(previous: head.hash, record: record)
         if let given = input.hash, given != hash {
             throw reject("hash \(given) does not match the chain hash the event would get, \(hash)")
         }
+
+        var event = input
+        event.recordedAt = recordedAt
         event.seq = seq
         event.hash = hash
         let newSubject = try !store.isKnownSubject(event.subject)
         try store.storeEvent(event, seq: seq, record: record, hash: hash, newSubject: newSubject)
-        for effect in effects { try effect() }
+        switch plan {
+        case .none:
+            break
+        case .question(let id, let row):
+            try store.updateQuestion(id, row: row, seq: seq)
+        case .answer(let id, let row, let approved, let until):
+            try store.updateQuestion(id, row: row, seq: seq)
+            for handle in approved {
+                try approve(handle, subject: row.subject, since: event.occurredAt, until: until, question: id, seq: seq)
+            }
+        case .observed(let checked, let known):
+            for handle in checked {
+                let row = HandleRow(handle: handle, known: known.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
+                try store.put(.handles, Keys.handle(subject: event.subject, handle), seq: seq, value: row.encoded())
+            }
+        case .permission(let row):
+            try store.put(.permissions, Keys.permission(subject: event.subject, row.permission), seq: seq, value: row.encoded())
+        }
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
         return .appended(seq: seq)
     }
@@ -189,14 +200,9 @@ struct Projector {
         return definition
     }
 
-    /// The seq of the answer that resolved the question: the latest version of its row.
-    private func answerSeq(of id: UUID, definition: QuestionDefinition) throws -> UInt64 {
-        try store.seq(ofLatestQuestionVersion: id) ?? definition.row.askedSeq
-    }
-
     /// Applies an approval to one handle: it replaces what came before, except that a time-limited
     /// approval never shortens a current one that lasts longer.
-    private static func approve(_ handle: CommunicationHandle, store: ProjectionStore, subject: String, since: Timestamp, until: Timestamp?, question: UUID, seq: UInt64) throws {
+    private func approve(_ handle: CommunicationHandle, subject: String, since: Timestamp, until: Timestamp?, question: UUID, seq: UInt64) throws {
         let entity = Keys.handle(subject: subject, handle)
         if let until, let latest = try store.latest(.handles, entity) {
             let current = try latest.value.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try HandleRow(decoding: buffer) }

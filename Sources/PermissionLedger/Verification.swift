@@ -37,11 +37,8 @@ extension Ledger {
         try read { view in
             let store = MemoryStore(keepsRows: false)
             var projector = Projector(store: store, head: .empty)
-            try view.forEachEvent(after: 0, through: view.head.seq) { event in
-                var input = event
-                input.seq = nil
-                input.hash = nil
-                _ = try projector.apply(input) { event.recordedAt! }
+            try StoredLog.forEach(view.txn, tables) { event, record in
+                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
             }
             return ReplaySummary(events: projector.head.seq, questions: store.questionCount, head: projector.head.hash)
         }
@@ -57,11 +54,8 @@ extension Ledger {
                 let store = LMDBStore(txn: txn, tables: tables)
                 store.rewritesLog = false
                 var projector = Projector(store: store, head: .empty)
-                try LedgerViewlessLog.forEach(txn.reader, tables) { event in
-                    var input = event
-                    input.seq = nil
-                    input.hash = nil
-                    _ = try projector.apply(input) { event.recordedAt! }
+                try StoredLog.forEach(txn.reader, tables) { event, record in
+                    _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
                 }
             }
         } catch {
@@ -71,17 +65,22 @@ extension Ledger {
 }
 
 /// Iterates the raw log inside any transaction.
-enum LedgerViewlessLog {
-    static func forEach(_ txn: ReadTransaction, _ tables: Tables, _ body: (PermissionEvent) throws -> Void) throws {
+enum StoredLog {
+    /// Calls `body` with each stored event (without `seq` and `hash`, as it was offered) and its stored record.
+    static func forEach(_ txn: ReadTransaction, _ tables: Tables, _ body: (PermissionEvent, [UInt8]) throws -> Void) throws {
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.first()
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
+            guard e.value.count > 32 else { throw LedgerError(.damaged, "the stored event is truncated", seq: seq) }
+            let record = Array(e.value[32...])
+            let event: PermissionEvent
             do {
-                try body(try decodeStoredEvent(e.value, seq: seq))
-            } catch let error as EventRecord.DecodingError {
-                throw LedgerError(.damaged, error.description, seq: seq)
+                event = try record.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try EventRecord.decode(buffer) }
+            } catch {
+                throw LedgerError(.damaged, "\(error)", seq: seq)
             }
+            try body(event, record)
             entry = try cursor.next()
         }
     }
@@ -121,7 +120,7 @@ private struct Verifier {
                 return damaged(seq, "the stored record is not in canonical form")
             }
             do {
-                guard case .appended = try projector.apply(event, clock: { event.recordedAt! }) else {
+                guard case .appended = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record) else {
                     return damaged(seq, "the event duplicates an earlier one")
                 }
             } catch let rejection as EventRejection {

@@ -38,6 +38,13 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
         self.value = try Self.normalize(value, kind: kind)
     }
 
+    /// A handle whose value is already normalized, as stored records hold it. Not validated: for
+    /// decoders of data this package wrote, which check integrity by other means (the hash chain).
+    package init(normalizedValue value: String, kind: Kind) {
+        self.value = value
+        self.kind = kind
+    }
+
     /// Handles order by kind, then by value, both by Unicode code point.
     public static func < (lhs: CommunicationHandle, rhs: CommunicationHandle) -> Bool {
         if lhs.kind != rhs.kind { return lhs.kind < rhs.kind }
@@ -67,7 +74,7 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
                     field: "value")
             }
             guard stripped else { return raw }
-            return String(decoding: raw.utf8.filter { $0.isPhoneSeparator }, as: UTF8.self)
+            return String(decoding: raw.utf8.filter { !$0.isPhoneSeparator }, as: UTF8.self)
         case .emailAddress:
             var ats = 0
             var asciiLower = true

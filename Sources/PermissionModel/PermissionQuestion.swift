@@ -33,11 +33,12 @@ public struct PermissionChoice: Hashable, Sendable, Identifiable {
         self.grantSeconds = grantSeconds
     }
 
-    private init(uncheckedID id: String, title: String, answer: Answer) {
+    /// A choice already validated, as stored records hold it.
+    package init(uncheckedID id: String, title: String, answer: Answer, grantSeconds: Int64? = nil) {
         self.id = id
         self.title = title
         self.answer = answer
-        self.grantSeconds = nil
+        self.grantSeconds = grantSeconds
     }
 
     /// PermissionKit's `.approve`: id `approve`, title `Approve`.
@@ -104,6 +105,19 @@ public struct PermissionQuestion: Hashable, Sendable, Identifiable {
         self.topic = topic
         self.choices = choices
         self.defaultChoiceID = defaultChoiceID ?? firstDenial.id
+        self.expiresAt = expiresAt
+    }
+}
+
+extension PermissionQuestion {
+    /// A question already validated, as stored records hold it. Only cheap structural checks:
+    /// returns `nil` when the default choice is not among the choices.
+    package init?(uncheckedID id: UUID, topic: QuestionTopic, choices: [PermissionChoice], defaultChoiceID: String, expiresAt: Timestamp?) {
+        guard choices.contains(where: { $0.id == defaultChoiceID }) else { return nil }
+        self.id = id
+        self.topic = topic
+        self.choices = choices
+        self.defaultChoiceID = defaultChoiceID
         self.expiresAt = expiresAt
     }
 }

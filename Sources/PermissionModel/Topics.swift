@@ -48,6 +48,12 @@ public struct CommunicationTopic: Hashable, Sendable {
         self.actions = actions
     }
 
+    /// A topic already validated, as stored records hold it.
+    package init(uncheckedPersonInformation personInformation: [PersonInformation], actions: Set<Action>) {
+        self.personInformation = personInformation
+        self.actions = actions
+    }
+
     /// A topic about people given only by their handles.
     public init(handles: [CommunicationHandle], actions: Set<Action> = []) throws(PermissionModelError) {
         try self.init(personInformation: handles.map { PersonInformation(handle: $0) }, actions: actions)
@@ -65,6 +71,11 @@ public struct SignificantAppUpdateTopic: Hashable, Sendable {
         guard (1...4096).contains(count) else {
             throw PermissionModelError("must be 1 to 4096 bytes long, not \(count)", field: "description")
         }
+        self.description = description
+    }
+
+    /// A topic already validated, as stored records hold it.
+    package init(uncheckedDescription description: String) {
         self.description = description
     }
 }

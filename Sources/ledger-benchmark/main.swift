@@ -11,14 +11,16 @@ import PermissionModel
 var eventCount = 1_000_000
 var batchSize = 10_000
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-\(getpid())").path
+var keepLedger = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--events": eventCount = Int(arguments.next() ?? "") ?? eventCount
     case "--batch": batchSize = Int(arguments.next() ?? "") ?? batchSize
     case "--dir": directory = arguments.next() ?? directory
+    case "--keep": keepLedger = true
     default:
-        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH]")
+        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep]")
         exit(2)
     }
 }
@@ -101,11 +103,12 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-try? FileManager.default.removeItem(atPath: directory)
-defer { try? FileManager.default.removeItem(atPath: directory) }
+let reuse = keepLedger && FileManager.default.fileExists(atPath: directory + "/data.mdb")
+if !reuse { try? FileManager.default.removeItem(atPath: directory) }
+defer { if !keepLedger { try? FileManager.default.removeItem(atPath: directory) } }
 
-print("generating \(eventCount) events …")
-let events = generateEvents(eventCount)
+print(reuse ? "reusing the ledger in \(directory)" : "generating \(eventCount) events …")
+let events = reuse ? [] : generateEvents(eventCount)
 let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: true))
 var appended = 0
 let appendSeconds = try seconds {
@@ -117,8 +120,8 @@ let appendSeconds = try seconds {
     }
 }
 let appendRate = Double(appended) / appendSeconds
-print(String(format: "append: %d events in batches of %d, durable commits: %.2f s, %.0f events/s (target 200,000)",
-             appended, batchSize, appendSeconds, appendRate))
+if !reuse { print(String(format: "append: %d events in batches of %d, durable commits: %.2f s, %.0f events/s (target 200,000)",
+             appended, batchSize, appendSeconds, appendRate)) }
 
 var summary: ReplaySummary?
 let replaySeconds = try seconds { summary = try ledger.replayInMemory() }
@@ -126,6 +129,6 @@ let replayRate = Double(summary!.events) / replaySeconds
 print(String(format: "replay into memory: %d events, %d questions: %.2f s, %.0f events/s (target 1,000,000)",
              summary!.events, summary!.questions, replaySeconds, replayRate))
 let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
-print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(appended)))
+print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(summary!.events)))
 let ledgerHead = try ledger.head().hash
 precondition(summary!.head == ledgerHead, "replay gave a different head hash than the ledger")

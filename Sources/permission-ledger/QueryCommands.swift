@@ -109,7 +109,7 @@ struct Questions: ParsableCommand {
             writeOut(QueryJSON.questionsResult(list, at: at))
         case .table, .csv:
             var table = Table("id", "subject", "state", "asked at", "resolved at", "choice", "handles")
-            if format.resolved == .table { table.maxWidths = [36, 12, 10, 20, 20, 12, 30] }
+            if format.resolved == .table { table.maxWidths = [36, 12, 14, 27, 27, 12, 30] }
             for q in list {
                 table.add(
                     q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? " (late)" : ""), q.askedAt.description,

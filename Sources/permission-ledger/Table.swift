@@ -6,8 +6,13 @@ struct Table {
     var rows: [[String]] = []
     /// The widest a column may be in a table before its values are shortened with an ellipsis.
     var maxWidths: [Int]?
+    /// Columns never shortened (ids and times): an audit must not lose them.
+    var fixed: Set<Int> = []
 
-    init(_ headers: String...) { self.headers = headers }
+    init(_ headers: String...) {
+        self.headers = headers
+        fixed = Set(headers.indices.filter { headers[$0] == "id" || headers[$0].hasSuffix(" at") || headers[$0] == "since" || headers[$0] == "until" || headers[$0] == "seq" })
+    }
 
     mutating func add(_ row: String...) { rows.append(row) }
     mutating func add(row: [String]) { rows.append(row) }
@@ -28,8 +33,9 @@ struct Table {
         if let maxWidths {
             for i in widths.indices where i < maxWidths.count { widths[i] = min(widths[i], max(maxWidths[i], headers[i].count)) }
         }
-        // Shrink the widest columns until the table fits.
-        while widths.reduce(0, +) + 2 * (widths.count - 1) > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 8 {
+        // Shrink the widest free-text column until the table fits; ids and times keep their width.
+        while widths.reduce(0, +) + 2 * (widths.count - 1) > width,
+              let widest = widths.indices.filter({ !fixed.contains($0) && widths[$0] > 8 }).max(by: { widths[$0] < widths[$1] }) {
             widths[widest] -= 1
         }
         func fit(_ s: String, _ w: Int) -> String {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what PermissionLedger needs from Debian when it is missing: LMDB's library and headers
+# (liblmdb-dev) and pkg-config. Runs apt-get update first, through sudo when not root.
+set -euo pipefail
+missing=()
+dpkg -s liblmdb-dev >/dev/null 2>&1 || missing+=(liblmdb-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    echo "setup: installing ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null 2>&1 || { echo "setup: swift is not on PATH; install Swift 6 first" >&2; exit 1; }
