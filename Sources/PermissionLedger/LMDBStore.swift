@@ -105,12 +105,24 @@ final class LMDBStore: ProjectionStore {
         return cursor
     }
 
-    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])? {
-        try cursor(table).latest(entity, atMost: .max).map { ($0.seq, Array($0.value)) }
+    private func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
+        try txn.put(tables.database(table), key: entity + Keys.seq(seq), value: value)
     }
 
-    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
-        try txn.put(tables.database(table), key: entity + Keys.seq(seq), value: value)
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
+        try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
+    }
+
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
+        try cursor(.handles).latest(Keys.handle(subject: subject, handle), atMost: .max).map { try HandleRow(decoding: $0.value) }
+    }
+
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
+        try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: row.encoded())
+    }
+
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
+        try put(.permissions, Keys.permission(subject: subject, row.permission), seq: seq, value: row.encoded())
     }
 
     func seq(ofEventID id: String) throws -> UInt64? {
@@ -168,41 +180,29 @@ final class LMDBStore: ProjectionStore {
     }
 }
 
-/// The projection store in memory: what a rebuild from the log produces, table by table, to compare
-/// with the kept projections, or (without history) the fastest way to replay a log into current state.
+/// The projection store in memory: the fastest way to replay a log into current state, and (with
+/// `keepsRows`) every row a rebuild implies, encoded as LMDB holds it, to compare with the kept projections.
 final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
     /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
     private(set) var rows: [String: [([UInt8], [UInt8])]] = [:]
-    private var latestVersions: [VersionedTable: [ByteKey: (UInt64, [UInt8])]] = [.questions: [:], .handles: [:], .permissions: [:]]
+    private struct SubjectKey<T: Hashable>: Hashable {
+        var subject: String
+        var item: T
+    }
+    private var handles: [SubjectKey<CommunicationHandle>: HandleRow] = [:]
+    private var permissions: [SubjectKey<SystemPermission>: PermissionRow] = [:]
+    private var questions: [UUID: (definition: QuestionDefinition, seq: UInt64)] = [:]
     private var eventIDs: [String: UInt64] = [:]
     private var events: [UInt64: PermissionEvent] = [:]
-    private var definitions: [UUID: QuestionDefinition] = [:]
     private var subjects: Set<String> = []
 
     init(keepsRows: Bool) {
         self.keepsRows = keepsRows
     }
 
-    private func record(_ table: String, _ key: [UInt8], _ value: [UInt8]) {
-        if keepsRows { rows[table, default: []].append((key, value)) }
-    }
-
-    private static func name(_ table: VersionedTable) -> String {
-        switch table {
-        case .questions: "questions"
-        case .handles: "handles"
-        case .permissions: "permissions"
-        }
-    }
-
-    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])? {
-        latestVersions[table]![ByteKey(entity)].map { ($0.0, $0.1) }
-    }
-
-    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
-        latestVersions[table]![ByteKey(entity)] = (seq, value)
-        record(Self.name(table), entity + Keys.seq(seq), value)
+    private func record(_ table: String, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
+        if keepsRows { rows[table, default: []].append((key(), value())) }
     }
 
     func seq(ofEventID id: String) throws -> UInt64? { eventIDs[id] }
@@ -212,11 +212,28 @@ final class MemoryStore: ProjectionStore {
         return event
     }
 
-    func question(_ id: UUID) throws -> QuestionDefinition? { definitions[id] }
+    func question(_ id: UUID) throws -> QuestionDefinition? { questions[id]?.definition }
+
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? { questions[id]?.seq }
 
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
-        try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
-        definitions[id]?.row = row
+        questions[id]?.definition.row = row
+        questions[id]?.seq = seq
+        record("questions", Keys.uuid(id) + Keys.seq(seq), row.encoded())
+    }
+
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
+        handles[SubjectKey(subject: subject, item: handle)]
+    }
+
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
+        handles[SubjectKey(subject: subject, item: row.handle)] = row
+        record("handles", Keys.handle(subject: subject, row.handle) + Keys.seq(seq), row.encoded())
+    }
+
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
+        permissions[SubjectKey(subject: subject, item: row.permission)] = row
+        record("permissions", Keys.permission(subject: subject, row.permission) + Keys.seq(seq), row.encoded())
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(subject) }
@@ -235,13 +252,13 @@ final class MemoryStore: ProjectionStore {
         if case .questionAsked(let question) = event.payload {
             self.record("questionsByAsked", Keys.time(event.occurredAt) + Keys.uuid(question.id), seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
-            try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
-            definitions[question.id] = QuestionDefinition(question: question, row: row)
+            questions[question.id] = (QuestionDefinition(question: question, row: row), seq)
+            self.record("questions", Keys.uuid(question.id) + seqKey, row.encoded())
         }
     }
 
-    /// The state replayed so far, for callers that replay into memory.
-    var questionCount: Int { definitions.count }
+    /// How many questions were replayed.
+    var questionCount: Int { questions.count }
 }
 
 /// A byte-string dictionary key hashed in one pass (an array of bytes hashes element by element).

@@ -15,12 +15,15 @@ struct QuestionDefinition {
 /// What the rules read and write. The ledger implements it over an LMDB write transaction;
 /// a rebuild implements it in memory, so both derive projections with the very same code.
 protocol ProjectionStore: AnyObject {
-    func latest(_ table: VersionedTable, _ entity: [UInt8]) throws -> (seq: UInt64, value: [UInt8])?
-    func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws
     func seq(ofEventID id: String) throws -> UInt64?
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent
     func question(_ id: UUID) throws -> QuestionDefinition?
+    /// The seq of the latest version of a question's row.
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64?
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow?
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws
     func isKnownSubject(_ subject: String) throws -> Bool
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
@@ -173,10 +176,10 @@ struct Projector<Store: ProjectionStore> {
         case .observed(let checked, let known):
             for handle in checked {
                 let row = HandleRow(handle: handle, known: known.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
-                try store.put(.handles, Keys.handle(subject: event.subject, handle), seq: seq, value: row.encoded())
+                try store.putHandle(subject: event.subject, row, seq: seq)
             }
         case .permission(let row):
-            try store.put(.permissions, Keys.permission(subject: event.subject, row.permission), seq: seq, value: row.encoded())
+            try store.putPermission(subject: event.subject, row, seq: seq)
         }
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
         return .appended(seq: seq)
@@ -203,19 +206,10 @@ struct Projector<Store: ProjectionStore> {
     /// Applies an approval to one handle: it replaces what came before, except that a time-limited
     /// approval never shortens a current one that lasts longer.
     private func approve(_ handle: CommunicationHandle, subject: String, since: Timestamp, until: Timestamp?, question: UUID, seq: UInt64) throws {
-        let entity = Keys.handle(subject: subject, handle)
-        if let until, let latest = try store.latest(.handles, entity) {
-            let current = try latest.value.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try HandleRow(decoding: buffer) }
+        if let until, let current = try store.handle(subject: subject, handle) {
             if current.known, current.until.map({ $0 > until }) ?? true { return }
         }
         let row = HandleRow(handle: handle, known: true, since: since, until: until, source: .question(question))
-        try store.put(.handles, entity, seq: seq, value: row.encoded())
-    }
-}
-
-extension ProjectionStore {
-    /// The `seq` of the latest version of a question's row.
-    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
-        try latest(.questions, Keys.uuid(id))?.seq
+        try store.putHandle(subject: subject, row, seq: seq)
     }
 }
