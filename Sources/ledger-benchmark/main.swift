@@ -3,7 +3,7 @@
 //   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH]
 //
 // Not a test: figures depend on the machine. Targets on the 2-core reference machine:
-// append >= 200,000 events/s in batches of 10,000 with a durable commit each; replay >= 1,000,000 events/s.
+// append >= 200,000 events/s in batches of 10,000 with a durable commit each (--no-sync: without, to see what the disk costs); replay >= 1,000,000 events/s.
 import Foundation
 import PermissionLedger
 import PermissionModel
@@ -12,6 +12,7 @@ var eventCount = 1_000_000
 var batchSize = 10_000
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-\(getpid())").path
 var keepLedger = false
+var durable = true
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -19,8 +20,9 @@ while let argument = arguments.next() {
     case "--batch": batchSize = Int(arguments.next() ?? "") ?? batchSize
     case "--dir": directory = arguments.next() ?? directory
     case "--keep": keepLedger = true
+    case "--no-sync": durable = false
     default:
-        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep]")
+        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync]")
         exit(2)
     }
 }
@@ -109,7 +111,7 @@ defer { if !keepLedger { try? FileManager.default.removeItem(atPath: directory) 
 
 print(reuse ? "reusing the ledger in \(directory)" : "generating \(eventCount) events …")
 let events = reuse ? [] : generateEvents(eventCount)
-let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: true))
+let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: durable))
 var appended = 0
 let appendSeconds = try seconds {
     var start = 0
@@ -120,8 +122,8 @@ let appendSeconds = try seconds {
     }
 }
 let appendRate = Double(appended) / appendSeconds
-if !reuse { print(String(format: "append: %d events in batches of %d, durable commits: %.2f s, %.0f events/s (target 200,000)",
-             appended, batchSize, appendSeconds, appendRate)) }
+if !reuse { print(String(format: "append: %d events in batches of %d, %@: %.2f s, %.0f events/s (target 200,000)",
+             appended, batchSize, durable ? "durable commits" : "NO sync", appendSeconds, appendRate)) }
 
 var summary: ReplaySummary?
 let replaySeconds = try seconds { summary = try ledger.replayInMemory() }
