@@ -3,11 +3,42 @@ import Foundation
 import PermissionLedger
 import PermissionModel
 
-func parseQuestionID(_ text: String) throws -> UUID {
-    guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
-        throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001)")
+/// A question id as given: a whole UUID, or the abbreviation tables show (`FAD10000…000000000358`,
+/// also with `...`), which is resolved against the ledger.
+enum QuestionReference {
+    case id(UUID)
+    case abbreviated(prefix: String, suffix: String)
+
+    init(parsing text: String) throws {
+        if text.utf8.count == 36, let id = UUID(uuidString: text) {
+            self = .id(id)
+            return
+        }
+        let parts = text.replacingOccurrences(of: "...", with: "…").split(separator: "…", omittingEmptySubsequences: false)
+        let hex = CharacterSet(charactersIn: "0123456789abcdefABCDEF-")
+        guard parts.count == 2, parts.allSatisfy({ $0.unicodeScalars.allSatisfy(hex.contains) }), parts[0].count + parts[1].count >= 8 else {
+            throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001, or a table's abbreviation such as 6A3F1C2E…000000000001)")
+        }
+        self = .abbreviated(prefix: parts[0].uppercased(), suffix: parts[1].uppercased())
     }
-    return id
+
+    /// The question's id: an abbreviation must match exactly one question asked by the point.
+    func resolve(in view: LedgerView) throws -> UUID {
+        switch self {
+        case .id(let id):
+            return id
+        case .abbreviated(let prefix, let suffix):
+            let matches = try view.questions().map(\.question.id).filter {
+                $0.uuidString.hasPrefix(prefix) && $0.uuidString.hasSuffix(suffix)
+            }
+            guard matches.count == 1 else {
+                throw ToolFailure(.rejected, matches.isEmpty
+                    ? "no question matches \(prefix)…\(suffix) as of seq \(view.point.seq)"
+                    : "\(prefix)…\(suffix) matches \(matches.count) questions; give the whole id")
+            }
+            return matches[0]
+        }
+    }
 }
 
 /// A name as people write it: prefix, given, middle, family, suffix, then the nickname in quotes.
@@ -35,10 +66,13 @@ struct Question: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        let questionID = try parseQuestionID(id)
+        let reference = try QuestionReference(parsing: id)
         let point = try asOf.point()
         let opened = try ledger.openForReading()
-        let (status, at) = try reading(opened, asOf: point) { (try $0.question(questionID), $0.point) }
+        let (status, at, questionID) = try reading(opened, asOf: point) { view in
+            let questionID = try reference.resolve(in: view)
+            return (try view.question(questionID), view.point, questionID)
+        }
         guard let status else {
             throw ToolFailure(.rejected, "question \(questionID.uuidString) is not in the ledger as of seq \(at.seq)")
         }
@@ -59,15 +93,17 @@ struct Question: ParsableCommand {
                 fields.add("actions", topic.orderedActions.map(\.rawValue).joined(separator: ", "))
             }
             fields.add("state", status.state.rawValue + (status.late ? " (late)" : ""))
-            fields.add("asked at", status.askedAt.description)
-            fields.add("resolved at", status.resolvedAt?.description ?? "-")
-            fields.add("expires at", status.question.expiresAt?.description ?? "-")
+            fields.add("asked", status.askedAt.description)
+            fields.add("resolved", status.resolvedAt?.description ?? "-")
+            fields.add("expires", status.question.expiresAt?.description ?? "-")
             fields.add("choice", status.choice.map { "\($0.title) (\($0.id), \($0.answer.rawValue))" } ?? "-")
             fields.add("via", status.via?.rawValue ?? "-")
             if let error = status.error { fields.add("error", error.code.rawValue + (error.message.map { ": " + $0 } ?? "")) }
-            var events = Table("seq", "type", "event id", "occurred at", "recorded at")
+            var events = Table("seq", "type", "event id", "occurred (UTC)", "recorded (UTC)")
             for e in status.events {
-                events.add(String(e.seq), e.type.rawValue, e.id, e.occurredAt.description, e.recordedAt.description)
+                let csv = format.resolved == .csv
+                events.add(String(e.seq), e.type.rawValue, e.id,
+                           csv ? e.occurredAt.description : tableTime(e.occurredAt), csv ? e.recordedAt.description : tableTime(e.recordedAt))
             }
             if format.resolved == .csv {
                 writeOut(fields.csv() + "\r\n" + events.csv())
@@ -108,15 +144,25 @@ struct Questions: ParsableCommand {
         case .json:
             writeOut(QueryJSON.questionsResult(list, at: at))
         case .table, .csv:
-            var table = Table("id", "subject", "state", "asked at", "resolved at", "choice", "handles")
-            if format.resolved == .table { table.maxWidths = [36, 12, 14, 27, 27, 12, 30] }
-            for q in list {
-                table.add(
-                    q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? " (late)" : ""), q.askedAt.description,
-                    q.resolvedAt?.description ?? "", q.choice?.id ?? "",
-                    q.question.topic.handles.isEmpty ? (q.question.topic.name) : handlesText(q.question.topic.handles))
+            func about(_ q: QuestionStatus) -> String {
+                q.question.topic.handles.isEmpty ? "app update" : handlesText(q.question.topic.handles)
             }
-            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+            if format.resolved == .csv {
+                var table = Table("id", "subject", "state", "late", "askedAt", "resolvedAt", "expiresAt", "choice", "via", "handles")
+                for q in list {
+                    table.add(q.question.id.uuidString, q.subject, q.state.rawValue, q.late ? "true" : "false", q.askedAt.description,
+                              q.resolvedAt?.description ?? "", q.question.expiresAt?.description ?? "", q.choice?.id ?? "",
+                              q.via?.rawValue ?? "", handlesText(q.question.topic.handles))
+                }
+                writeOut(table.csv(), terminator: "")
+            } else {
+                var table = Table("id", "subject", "state", "asked (UTC)", "about")
+                for q in list {
+                    table.add(tableID(q.question.id), q.subject, q.state.rawValue + (q.late ? "*" : ""), tableTime(q.askedAt), about(q))
+                }
+                let note = list.contains(where: \.late) ? "\n* late: answered after the app stopped waiting, or recorded at or after expiry\n" : ""
+                writeOut("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n" + table.text() + note, terminator: "")
+            }
         }
     }
 }
@@ -143,14 +189,17 @@ struct KnownHandles: ParsableCommand {
         case .json:
             writeOut(QueryJSON.knownHandlesResult(handles, subject: subject, at: at))
         case .table, .csv:
-            var table = Table("kind", "value", "since", "until", "source")
+            let csv = format.resolved == .csv
+            var table = csv ? Table("kind", "value", "since", "until", "source") : Table("kind", "value", "since (UTC)", "until (UTC)", "source")
             for h in handles {
                 let source: String
                 switch h.source {
-                case .question(let id): source = format.resolved == .csv ? "question:\(id.uuidString)" : "question \(id.uuidString)"
-                case .observation(let seq): source = format.resolved == .csv ? "observation:\(seq)" : "observed at seq \(seq)"
+                case .question(let id): source = csv ? "question:\(id.uuidString)" : "question \(tableID(id))"
+                case .observation(let seq): source = csv ? "observation:\(seq)" : "observed, seq \(seq)"
                 }
-                table.add(h.handle.kind.rawValue, h.handle.value, h.since.description, h.until?.description ?? "", source)
+                let kind = csv ? h.handle.kind.rawValue : ["phoneNumber": "phone", "emailAddress": "email"][h.handle.kind.rawValue] ?? h.handle.kind.rawValue
+                table.add(kind, h.handle.value, csv ? h.since.description : tableTime(h.since),
+                          csv ? (h.until?.description ?? "") : tableTime(h.until), source)
             }
             if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
         }
@@ -192,9 +241,11 @@ struct Permissions: ParsableCommand {
         case .json:
             writeOut(QueryJSON.permissionsResult(permissions, subject: subject, at: at, require: required))
         case .table, .csv:
-            var table = Table("permission", "state", "since", "can prompt", "cause")
+            let csv = format.resolved == .csv
+            var table = csv ? Table("permission", "state", "since", "canPrompt", "cause") : Table("permission", "state", "since (UTC)", "can prompt", "cause")
             for p in permissions {
-                table.add(p.permission.rawValue, p.state.rawValue, p.since.description, p.canPrompt ? "yes" : "no", p.cause?.rawValue ?? "")
+                table.add(p.permission.rawValue, p.state.rawValue, csv ? p.since.description : tableTime(p.since),
+                          csv ? String(p.canPrompt) : (p.canPrompt ? "yes" : "no"), p.cause?.rawValue ?? "")
             }
             var text = format.resolved == .csv ? table.csv() : "\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text()
             if let required, format.resolved == .table {

@@ -1,4 +1,5 @@
 import Foundation
+import PermissionModel
 
 /// Rows for people (an aligned table that fits 80 columns) or for programs (RFC 4180 CSV).
 struct Table {
@@ -11,7 +12,7 @@ struct Table {
 
     init(_ headers: String...) {
         self.headers = headers
-        fixed = Set(headers.indices.filter { headers[$0] == "id" || headers[$0].hasSuffix(" at") || headers[$0] == "since" || headers[$0] == "until" || headers[$0] == "seq" })
+        fixed = Set(headers.indices.filter { headers[$0] == "id" || headers[$0] == "seq" || headers[$0].hasSuffix("(UTC)") })
     }
 
     mutating func add(_ row: String...) { rows.append(row) }
@@ -54,4 +55,18 @@ struct Table {
     func render(_ format: OutputFormat) -> String {
         format == .csv ? csv() : text()
     }
+}
+
+/// A time for people, in tables: UTC to the second (`2026-11-20 18:59:22`); JSON and CSV keep it whole.
+func tableTime(_ t: Timestamp?) -> String {
+    guard let t else { return "" }
+    let text = t.description
+    return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8))
+}
+
+/// A question id for people, in tables: its first 8 and last 12 hex digits (`FAD10000…000000000358`),
+/// which `question` accepts in place of the whole id.
+func tableID(_ id: UUID) -> String {
+    let text = id.uuidString
+    return String(text.prefix(8)) + "…" + String(text.suffix(12))
 }

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+/// Every command, with arguments that would make it read a ledger.
+private let readingCommands: [[String]] = [
+    ["export"],
+    ["verify"],
+    ["digest"],
+    ["question", "6A3F1C2E-0001-4000-8000-000000000001"],
+    ["questions"],
+    ["known-handles", "--subject", "kid-ava"],
+    ["permissions", "--subject", "kid-ava"],
+]
+
+@Suite("usage errors", .timeLimit(.minutes(1)))
+struct UsageTests {
+    @Test("wrong usage exits 2 (not 64) with a message on standard error", arguments: [
+        ["frobnicate"],
+        ["verify", "--frobnicate"],
+        ["question"],
+        ["import"],
+        ["replay"],
+        ["known-handles"],
+        ["permissions"],
+        ["export", "--after", "ten"],
+        ["verify", "--format", "xml"],
+        ["questions", "--as-of"],
+        ["digest", "--as-of", "tomorrow"],
+    ])
+    func wrongUsage(_ arguments: [String]) throws {
+        try withSandbox { sandbox in
+            // In the working directory of the default ledger, ./permission-ledger.
+            let result = try sandbox.run(arguments)
+            #expect(result.status == 2, "\(result)")
+            #expect(!result.crashed)
+            #expect(!result.errorLines.isEmpty, "\(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "no ledger is created")
+        }
+    }
+
+    @Test("--help of every command exits 0 and shows an example", arguments: [
+        "import", "export", "verify", "digest", "replay", "question", "questions", "known-handles", "permissions",
+    ])
+    func help(_ command: String) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run([command, "--help"])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.out.contains("Example"), "\(result)")
+            #expect(result.out.contains("permission-ledger \(command)"), "the example runs this command: \(result)")
+        }
+    }
+
+    @Test("the tool's own --help lists every command")
+    func rootHelp() throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["--help"])
+            #expect(result.status == 0, "\(result)")
+            for command in ["import", "export", "verify", "digest", "replay", "question", "questions", "known-handles", "permissions"] {
+                #expect(result.out.contains(command), "\(command) in \(result)")
+            }
+        }
+    }
+}
+
+@Suite("ledger errors", .timeLimit(.minutes(1)))
+struct LedgerErrorTests {
+    @Test("a reading command on a missing ledger exits 3 and does not create it", arguments: readingCommands)
+    func missingLedger(_ command: [String]) throws {
+        try withSandbox { sandbox in
+            let missing = sandbox.path("missing")
+            let result = try sandbox.run(command + ["--ledger", missing])
+            #expect(result.status == 3, "\(result)")
+            #expect(result.errorLines.count == 1, "one line: \(result)")
+            #expect(result.err.contains(missing), "names the ledger: \(result)")
+            #expect(!FileManager.default.fileExists(atPath: missing), "not created")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "no default ledger either")
+        }
+    }
+
+    @Test("the default ledger ./permission-ledger is not created by reading commands", arguments: readingCommands)
+    func missingDefaultLedger(_ command: [String]) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(command)
+            #expect(result.status == 3, "\(result)")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [])
+        }
+    }
+
+    /// Things at the ledger path that are not a ledger.
+    enum NotALedger: String, CaseIterable, Sendable {
+        case emptyDirectory, directoryOfOtherFiles, regularFile, garbageDataFile
+
+        func make(at path: String) throws {
+            let fm = FileManager.default
+            switch self {
+            case .emptyDirectory:
+                try fm.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case .directoryOfOtherFiles:
+                try fm.createDirectory(atPath: path, withIntermediateDirectories: false)
+                try Data("holiday photos\n".utf8).write(to: URL(fileURLWithPath: path).appendingPathComponent("notes.txt"))
+            case .regularFile:
+                try Data("not a ledger\n".utf8).write(to: URL(fileURLWithPath: path))
+            case .garbageDataFile:
+                try fm.createDirectory(atPath: path, withIntermediateDirectories: false)
+                try Data(repeating: 0x5A, count: 16384).write(to: URL(fileURLWithPath: path).appendingPathComponent("data.mdb"))
+            }
+        }
+    }
+
+    @Test("a path that is not a ledger exits 3 for reading commands", arguments: NotALedger.allCases)
+    func notALedger(_ kind: NotALedger) throws {
+        try withSandbox { sandbox in
+            let path = sandbox.path("not-a-ledger")
+            try kind.make(at: path)
+            for command in [["verify"], ["questions"], ["export"]] {
+                let result = try sandbox.run(command + ["--ledger", path])
+                #expect(result.status == 3, "\(kind): \(result)")
+                #expect(!result.crashed, "\(kind): \(result)")
+                #expect(result.err.contains(path), "names the path: \(result)")
+            }
+        }
+    }
+
+    @Test("import refuses a directory of other files (exit 3) and leaves it as it was")
+    func importIntoOtherDirectory() throws {
+        try withSandbox { sandbox in
+            let path = sandbox.path("documents")
+            try NotALedger.directoryOfOtherFiles.make(at: path)
+            let result = try sandbox.run(["import", "--ledger", path, Fixture.path("approval-messages.jsonl")])
+            #expect(result.status == 3, "\(result)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["notes.txt"])
+        }
+    }
+
+    @Test("$PERMISSION_LEDGER names the ledger when --ledger is not given; --ledger wins over it")
+    func environmentVariable() throws {
+        try withSandbox { sandbox in
+            let fromEnvironment = sandbox.path("from-environment")
+            let environment = ["PERMISSION_LEDGER": fromEnvironment]
+            let imported = try sandbox.run(["import", Fixture.path("decline.jsonl")], environment: environment)
+            #expect(imported.status == 0, "\(imported)")
+            #expect(FileManager.default.fileExists(atPath: fromEnvironment), "created where the variable says")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "not in ./permission-ledger")
+
+            let verified = try sandbox.run(["verify", "--format", "json"], environment: environment)
+            #expect(verified.status == 0, "\(verified)")
+            #expect(try verified.json().int("events") == 6)
+
+            let other = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"), named: "other")
+            let overridden = try sandbox.run(["verify", "--format", "json", "--ledger", other], environment: environment)
+            #expect(try overridden.json().int("events") == 2)
+
+            let missing = try sandbox.run(["verify"], environment: ["PERMISSION_LEDGER": sandbox.path("nowhere")])
+            #expect(missing.status == 3, "\(missing)")
+        }
+    }
+
+    @Test("without --ledger or $PERMISSION_LEDGER the ledger is ./permission-ledger")
+    func defaultLedger() throws {
+        try withSandbox { sandbox in
+            let imported = try sandbox.run(["import", Fixture.path("approval-messages.jsonl")])
+            #expect(imported.status == 0, "\(imported)")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == ["permission-ledger"])
+            let verified = try sandbox.run(["verify", "--format", "json"])
+            #expect(try verified.json().int("events") == 2)
+        }
+    }
+}
+
+@Suite("table output", .timeLimit(.minutes(1)))
+struct TableOutputTests {
+    @Test("--format table fits 80 columns for questions, known-handles and permissions (family-day.jsonl)")
+    func fitsEightyColumns() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            var commands = [["questions"], ["questions", "--subject", "kid-cleo", "--state", "approved"]]
+            for subject in ["kid-ava", "kid-ben", "kid-cleo", "kid-dev"] {
+                commands.append(["known-handles", "--subject", subject])
+                commands.append(["permissions", "--subject", subject, "--require", "camera,microphone"])
+            }
+            for command in commands {
+                let result = try sandbox.run(command + ["--ledger", ledger, "--as-of", "seq:1200", "--format", "table"])
+                #expect(result.status == 0, "\(result)")
+                let wide = result.outLines.filter { $0.count > 80 }
+                #expect(wide.count == 0, "\(command.joined(separator: " ")): lines wider than 80 columns, such as\n\(wide.first ?? "")")
+            }
+
+            // The table lists every question, one a line, each with its id.
+            let all = try sandbox.run(["questions", "--ledger", ledger, "--as-of", "seq:1200", "--format", "table"])
+            #expect(all.outLines.filter { $0.hasPrefix("FAD10000-") }.count == 375)
+        }
+    }
+}

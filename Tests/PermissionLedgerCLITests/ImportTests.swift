@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+@Suite("import", .timeLimit(.minutes(1)))
+struct ImportTests {
+    @Test("reports the events appended, the duplicates and the new head seq")
+    func reportsWhatWasAppended() throws {
+        try withSandbox { sandbox in
+            let file = Fixture.path("approval-messages.jsonl")
+            let first = try sandbox.run(["import", "--ledger", sandbox.ledger, file])
+            #expect(first.status == 0, "\(first)")
+            #expect(try ImportSummary(first) == ImportSummary(appended: 2, duplicates: 0, head: 2))
+            // Not a terminal: no progress lines, only the summary.
+            #expect(first.outLines.count == 1, "\(first)")
+
+            let again = try sandbox.run(["import", "--ledger", sandbox.ledger, file])
+            #expect(again.status == 0, "\(again)")
+            #expect(try ImportSummary(again) == ImportSummary(appended: 0, duplicates: 2, head: 2))
+        }
+    }
+
+    @Test("counts redelivered events as duplicates (duplicate-response.jsonl: 3 appended, 3 duplicates)")
+    func countsDuplicates() throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, Fixture.path("duplicate-response.jsonl")])
+            #expect(result.status == 0, "\(result)")
+            #expect(try ImportSummary(result) == ImportSummary(appended: 3, duplicates: 3, head: 3))
+            #expect(try sandbox.export(sandbox.ledger).split(separator: UInt8(ascii: "\n")).count == 3)
+        }
+    }
+
+    @Test("reads standard input for -")
+    func readsStandardInput() throws {
+        try withSandbox { sandbox in
+            let file = Fixture.path("approval-messages.jsonl")
+            let piped = try sandbox.run(["import", "--ledger", sandbox.ledger, "-"], stdin: file)
+            #expect(piped.status == 0, "\(piped)")
+            #expect(try ImportSummary(piped) == ImportSummary(appended: 2, duplicates: 0, head: 2))
+
+            let fromFile = try sandbox.ledger(importing: file, named: "from-file")
+            #expect(try sandbox.export(sandbox.ledger) == sandbox.export(fromFile))
+        }
+    }
+
+    @Test("rejects the bad line of each invalid fixture at FILE:LINE: and writes nothing", arguments: Fixture.invalidNames)
+    func rejectsInvalidFixture(_ name: String) throws {
+        try withSandbox { sandbox in
+            // The path as given, relative to the working directory, is the path the error names.
+            let given = "Fixtures/invalid/\(name)"
+            let text = try Fixture.text("invalid/\(name)")
+            let badLine = try #require(Fixture.header("line", in: text), "\(name) has no # line: header")
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            if lines.last == "" { lines.removeLast() }
+            #expect(String(lines.count) == badLine, "the bad line is the last line of \(name)")
+
+            // The good prefix goes in first, so that the rejection is checked against a ledger holding it.
+            let prefix = try sandbox.write(lines.dropLast().map { $0 + "\n" }.joined(), to: "prefix.jsonl")
+            try sandbox.ledger(importing: prefix)
+            let before = try sandbox.export(sandbox.ledger)
+
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, given], in: packageRoot)
+            #expect(result.status == 1, "\(result)")
+            let first = try #require(result.errorLines.first, "\(result)")
+            #expect(first.hasPrefix("\(given):\(badLine):"), "\(result)")
+            #expect(first.count > "\(given):\(badLine): ".count, "the error gives a reason: \(result)")
+            #expect(result.errorLines.filter { $0.hasPrefix("\(given):") }.count == 1, "only line \(badLine) is bad: \(result)")
+
+            #expect(try sandbox.export(sandbox.ledger) == before, "nothing was written")
+        }
+    }
+
+    /// A file of 8 lines whose lines 3 (an unknown permission), 5 (an answer to a question never asked)
+    /// and 7 (not JSON) are bad: parse problems and rule violations together.
+    static let threeBadLines = """
+        # lines 3, 5 and 7 are bad
+        {"type":"question.asked","id":"multi-01","subject":"kid-ava","occurredAt":"2026-11-20T21:00:00Z","recordedAt":"2026-11-20T21:00:01Z","question":{"id":"6A3F1C2E-00FF-4000-8000-000000000001","topic":{"communication":{"people":[{"handle":{"value":"orbit","kind":"custom"}}],"actions":["message"]}}}}
+        {"type":"permission.changed","id":"multi-02","subject":"kid-ava","occurredAt":"2026-11-20T21:01:00Z","recordedAt":"2026-11-20T21:01:01Z","permission":"teleport","state":"authorized"}
+        {"type":"permission.changed","id":"multi-03","subject":"kid-ava","occurredAt":"2026-11-20T21:02:00Z","recordedAt":"2026-11-20T21:02:01Z","permission":"camera","state":"authorized"}
+        {"type":"question.answered","id":"multi-04","subject":"kid-ava","occurredAt":"2026-11-20T21:03:00Z","recordedAt":"2026-11-20T21:03:01Z","questionId":"6A3F1C2E-00FF-4000-8000-000000000099","choiceId":"approve"}
+        {"type":"question.answered","id":"multi-05","subject":"kid-ava","occurredAt":"2026-11-20T21:04:00Z","recordedAt":"2026-11-20T21:04:01Z","questionId":"6A3F1C2E-00FF-4000-8000-000000000001","choiceId":"approve"}
+        {"type":"permission.changed","id":"multi-06","subject":"kid-ava","occurredAt":"2026-11-20T21:05:00Z",
+        {"type":"permission.changed","id":"multi-07","subject":"kid-ava","occurredAt":"2026-11-20T21:06:00Z","recordedAt":"2026-11-20T21:06:01Z","permission":"microphone","state":"denied"}
+
+        """
+
+    @Test("reports every rejected line, in order, not only the first")
+    func reportsEveryRejectedLine() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let before = try sandbox.export(ledger)
+            let file = try sandbox.write(Self.threeBadLines, to: "three-bad.jsonl")
+
+            let result = try sandbox.run(["import", "--ledger", ledger, file])
+            #expect(result.status == 1, "\(result)")
+            let reported = result.errorLines.filter { $0.hasPrefix("\(file):") }
+            #expect(reported.count == 3, "\(result)")
+            for (line, expected) in zip(reported, [3, 5, 7]) {
+                #expect(line.hasPrefix("\(file):\(expected):"), "\(result)")
+            }
+            #expect(try sandbox.export(ledger) == before, "nothing was written")
+        }
+    }
+
+    @Test("is all or nothing across files: a bad line in the second file keeps the first file out")
+    func allOrNothingAcrossFiles() throws {
+        try withSandbox { sandbox in
+            let good = Fixture.path("approval-messages.jsonl")
+            let bad = try sandbox.write(
+                #"{"type":"permission.changed","id":"x-01","subject":"kid-ava","occurredAt":"2026-11-20T21:00:00Z","recordedAt":"2026-11-20T21:00:01Z","permission":"camera","state":"granted"}"#
+                    + "\n", to: "bad.jsonl")
+
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, good, bad])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.errorLines.first?.hasPrefix("\(bad):1:") == true, "\(result)")
+
+            // Whether or not the ledger was created, it holds no event.
+            let export = try sandbox.run(["export", "--ledger", sandbox.ledger])
+            #expect(export.status == 0 || export.status == 3, "\(export)")
+            #expect(export.stdout.isEmpty, "nothing was written: \(export)")
+        }
+    }
+
+    @Test("tolerates CRLF line ends, blank lines and indented comments")
+    func lineSyntax() throws {
+        try withSandbox { sandbox in
+            let text = try Fixture.text("decline.jsonl")
+            let lines = text.split(separator: "\n").map(String.init)
+            let relaxed = ["", "   # an indented comment", "\t"] + lines.map { $0 + "\r" } + ["  "]
+            let file = try sandbox.write(relaxed.joined(separator: "\n") + "\n", to: "relaxed.jsonl")
+
+            let relaxedLedger = sandbox.path("relaxed")
+            let result = try sandbox.run(["import", "--ledger", relaxedLedger, file])
+            #expect(result.status == 0, "\(result)")
+            #expect(try ImportSummary(result) == ImportSummary(appended: 6, duplicates: 0, head: 6))
+            let plain = try sandbox.ledger(importing: Fixture.path("decline.jsonl"), named: "plain")
+            #expect(try sandbox.export(relaxedLedger) == sandbox.export(plain))
+        }
+    }
+
+    @Test("rejects a line longer than 1 MiB", arguments: [(1 << 20, true), ((1 << 20) + 1, false)])
+    func lineLength(_ length: Int, _ accepted: Bool) throws {
+        try withSandbox { sandbox in
+            let event = try #require(try Fixture.text("approval-messages.jsonl").split(separator: "\n").first { !$0.hasPrefix("#") })
+            // The same event, padded with white space inside the object to `length` bytes.
+            let padded = String(event.dropLast()) + String(repeating: " ", count: length - event.utf8.count) + "}"
+            try #require(padded.utf8.count == length)
+            let file = try sandbox.write("# one long line\n" + padded + "\n", to: "long.jsonl")
+
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, file])
+            if accepted {
+                #expect(result.status == 0, "\(result)")
+            } else {
+                #expect(result.status == 1, "\(result)")
+                #expect(result.errorLines.first?.hasPrefix("\(file):2:") == true, "\(result)")
+            }
+        }
+    }
+
+    @Test("rejects a missing input file without touching the ledger")
+    func rejectsMissingFile() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+            let before = try sandbox.export(ledger)
+            let missing = sandbox.path("no-such-file.jsonl")
+            let result = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl"), missing])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.err.contains(missing), "the error names the file: \(result)")
+            #expect(try sandbox.export(ledger) == before)
+        }
+    }
+}

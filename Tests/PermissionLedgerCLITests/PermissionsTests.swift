@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@Suite("permissions", .timeLimit(.minutes(1)))
+struct PermissionsTests {
+    @Test("lists each permission's latest state, ordered by name, with canPrompt only in notDetermined and askAgain")
+    func states() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let result = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15"])
+            #expect(result.string("subject") == "kid-ava")
+            #expect(try result.object("asOf").int("seq") == 15)
+            #expect(result["require"] == nil, "require only with --require")
+
+            let permissions = try result.objects("permissions")
+            #expect(permissions.map { $0.string("permission") } == ["camera", "contacts", "microphone", "notifications", "photoLibrary"])
+            #expect(permissions.map { $0.string("state") } == ["doNotAskAgain", "notDetermined", "authorized", "provisional", "limited"])
+            #expect(permissions.map { $0.string("since") } == [
+                "2026-11-20T08:30:00Z", "2026-11-20T08:50:00Z", "2026-11-20T08:10:00Z", "2026-11-20T08:20:00Z", "2026-11-20T08:40:00Z",
+            ])
+            #expect(permissions.map { $0.bool("canPrompt") } == [false, true, false, false, false])
+
+            let ben = try sandbox.json(["permissions", "--subject", "kid-ben", "--ledger", ledger, "--as-of", "seq:15"]).objects("permissions")
+            #expect(ben.map { $0.string("permission") } == ["camera", "health", "locationWhenInUse", "tracking"])
+            #expect(ben.map { $0.string("state") } == ["denied", "unsupported", "authorized", "restricted"])
+            #expect(ben.allSatisfy { $0.bool("canPrompt") == false })
+        }
+    }
+
+    @Test("--as-of shows earlier states")
+    func asOf() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let early = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:2"]).objects("permissions")
+            #expect(early.map { $0.string("permission") } == ["camera"])
+            #expect(early.first?.string("state") == "askAgain")
+            #expect(early.first?.bool("canPrompt") == true)
+
+            let middle = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:11"]).objects("permissions")
+            #expect(middle.first { $0.string("permission") == "contacts" }?.string("state") == "denied")
+        }
+    }
+
+    @Test("--require gives satisfied and the missing permissions", arguments: [
+        ("camera,microphone", false, ["camera"]),
+        ("microphone,notifications,photoLibrary", true, []),
+        ("microphone", true, []),
+        ("bluetooth,camera,contacts", false, ["bluetooth", "camera", "contacts"]),
+    ])
+    func require(_ names: String, _ satisfied: Bool, _ missing: [String]) throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let result = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15", "--require", names])
+            let require = try result.object("require")
+            #expect(require.bool("satisfied") == satisfied)
+            #expect(require["missing"] as? [String] == missing)
+            #expect(try result.objects("permissions").count == 5, "the list is unchanged by --require")
+        }
+    }
+
+    @Test("an unknown permission in --require is wrong usage (exit 2)", arguments: ["camera,teleport", "Camera", "location"])
+    func unknownRequiredPermission(_ names: String) throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let result = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--require", names])
+            #expect(result.status == 2, "\(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+        }
+    }
+}
