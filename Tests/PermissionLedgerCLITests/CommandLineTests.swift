@@ -186,9 +186,15 @@ struct TableOutputTests {
                 #expect(wide.count == 0, "\(command.joined(separator: " ")): lines wider than 80 columns, such as\n\(wide.first ?? "")")
             }
 
-            // The table lists every question, one a line, each with its id.
+            // The table lists every question, one a line, each with its id abbreviated as FIRST8…LAST12,
+            // and `question` accepts that abbreviation.
             let all = try sandbox.run(["questions", "--ledger", ledger, "--as-of", "seq:1200", "--format", "table"])
-            #expect(all.outLines.filter { $0.hasPrefix("FAD10000-") }.count == 375)
+            let rows = all.outLines.filter { $0.hasPrefix("FAD10000…") }
+            #expect(rows.count == 375)
+            let abbreviation = try #require(rows.last?.split(separator: " ").first.map(String.init))
+            let one = try sandbox.run(["question", abbreviation, "--ledger", ledger, "--format", "json"])
+            #expect(one.status == 0, "\(one)")
+            #expect(one.out.contains("\"id\":\"FAD10000-0000-4000-8000-"))
         }
     }
 }
