@@ -89,7 +89,7 @@ final class LMDBStore: ProjectionStore {
     let tables: Tables
     private var definitions: [UUID: QuestionDefinition] = [:]
     private var cursors: [VersionedTable: Cursor] = [:]
-    private var subjectsSeen: Set<String> = []
+    private var subjectsSeen: Set<ByteKey> = []
     /// Whether `storeEvent` appends to the log (false while rebuilding projections from it).
     var rewritesLog = true
 
@@ -154,9 +154,10 @@ final class LMDBStore: ProjectionStore {
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool {
-        if subjectsSeen.contains(subject) { return true }
-        if try txn.get(tables.subjects, key: Array(subject.utf8)) != nil {
-            subjectsSeen.insert(subject)
+        let key = ByteKey(Array(subject.utf8))
+        if subjectsSeen.contains(key) { return true }
+        if try txn.get(tables.subjects, key: key.bytes) != nil {
+            subjectsSeen.insert(key)
             return true
         }
         return false
@@ -169,7 +170,7 @@ final class LMDBStore: ProjectionStore {
         try txn.put(tables.byRecordedAt, key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
         if newSubject {
             try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
-            subjectsSeen.insert(event.subject)
+            subjectsSeen.insert(ByteKey(Array(event.subject.utf8)))
         }
         if case .questionAsked(let question) = event.payload {
             try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
@@ -186,16 +187,22 @@ final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
     /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
     private(set) var rows: [String: [([UInt8], [UInt8])]] = [:]
+    /// A subject's entity, compared by the subject's bytes as LMDB keys are.
     private struct SubjectKey<T: Hashable>: Hashable {
-        var subject: String
+        var subject: ByteKey
         var item: T
+
+        init(subject: String, item: T) {
+            self.subject = ByteKey(Array(subject.utf8))
+            self.item = item
+        }
     }
     private var handles: [SubjectKey<CommunicationHandle>: HandleRow] = [:]
     private var permissions: [SubjectKey<SystemPermission>: PermissionRow] = [:]
     private var questions: [UUID: (definition: QuestionDefinition, seq: UInt64)] = [:]
-    private var eventIDs: [String: UInt64] = [:]
+    private var eventIDs: [ByteKey: UInt64] = [:]
     private var events: [UInt64: PermissionEvent] = [:]
-    private var subjects: Set<String> = []
+    private var subjects: Set<ByteKey> = []
 
     init(keepsRows: Bool) {
         self.keepsRows = keepsRows
@@ -205,7 +212,7 @@ final class MemoryStore: ProjectionStore {
         if keepsRows { rows[table, default: []].append((key(), value())) }
     }
 
-    func seq(ofEventID id: String) throws -> UInt64? { eventIDs[id] }
+    func seq(ofEventID id: String) throws -> UInt64? { eventIDs[ByteKey(Array(id.utf8))] }
 
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
         guard let event = events[seq] else { throw EventRecord.DecodingError(reason: "seq \(seq) not replayed") }
@@ -236,17 +243,17 @@ final class MemoryStore: ProjectionStore {
         record("permissions", Keys.permission(subject: subject, row.permission) + Keys.seq(seq), row.encoded())
     }
 
-    func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(subject) }
+    func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(ByteKey(Array(subject.utf8))) }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
-        eventIDs[event.id] = seq
+        eventIDs[ByteKey(Array(event.id.utf8))] = seq
         // Only duplicates consult stored events, and a log replay holds none: keep them only when checking.
         if keepsRows { events[seq] = event }
         let seqKey = Keys.seq(seq)
         self.record("eventIDs", Array(event.id.utf8), seqKey)
         self.record("byRecordedAt", Keys.time(event.recordedAt!) + seqKey, [])
         if newSubject {
-            subjects.insert(event.subject)
+            subjects.insert(ByteKey(Array(event.subject.utf8)))
             self.record("subjects", Array(event.subject.utf8), seqKey)
         }
         if case .questionAsked(let question) = event.payload {

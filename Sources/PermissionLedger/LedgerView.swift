@@ -26,7 +26,7 @@ public struct LedgerView {
             guard n <= head.seq else {
                 throw LedgerError(.notFound, "seq:\(n) is beyond the end of the log (the head is seq \(head.seq))")
             }
-            let time = n == 0 ? Timestamp(microseconds: .min) : try txn.event(tables, seq: n)?.recordedAt
+            let time = n == 0 ? Timestamp.earliest : try txn.event(tables, seq: n)?.recordedAt
             guard let time else { throw LedgerError(.damaged, "event missing from the log", seq: n) }
             point = AsOfPoint(seq: n, time: time)
         case .time(let t):
@@ -69,7 +69,7 @@ public struct LedgerView {
             let id = Keys.decodeUUID(UnsafeRawBufferPointer(rebasing: e.key[8..<24]))
             if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
                 let row = try QuestionRow(decoding: latest.value)
-                if subject == nil || row.subject == subject {
+                if subject == nil || row.subject.utf8.elementsEqual(subject!.utf8) {
                     let status = try status(id: id, row: row)
                     if state == nil || status.state == state { result.append(status) }
                 }
@@ -155,6 +155,7 @@ public struct LedgerView {
 
     /// Calls `body` with each stored event with `after < seq <= through`, in order.
     public func forEachEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
+        guard after < through else { return }
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))
         while let e = entry {

@@ -86,7 +86,7 @@ struct Projector<Store: ProjectionStore> {
             }
             recordedAt = given
         } else {
-            recordedAt = max(clock(), head.recordedAt ?? Timestamp(microseconds: .min))
+            recordedAt = max(clock(), head.recordedAt ?? .earliest)
         }
         let seq = head.seq + 1
 
@@ -189,7 +189,7 @@ struct Projector<Store: ProjectionStore> {
         guard let definition = try store.question(id) else {
             throw reject("question \(id.uuidString) is not in the ledger (no question.asked for it)")
         }
-        guard definition.row.subject == event.subject else {
+        guard definition.row.subject.utf8.elementsEqual(event.subject.utf8) else {
             throw reject("subject \(quoted(event.subject)) differs from question \(id.uuidString)'s subject \(quoted(definition.row.subject))")
         }
         return definition

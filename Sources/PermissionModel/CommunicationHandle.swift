@@ -45,10 +45,22 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
         self.kind = kind
     }
 
+    /// Two handles are the same person when their kinds and normalized values are equal, byte for byte
+    /// (not by Unicode canonical equivalence, which `String` uses: storage keys compare bytes too).
+    public static func == (lhs: CommunicationHandle, rhs: CommunicationHandle) -> Bool {
+        lhs.kind == rhs.kind && lhs.value.utf8.elementsEqual(rhs.value.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        var copy = value
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
     /// Handles order by kind, then by value, both by Unicode code point.
     public static func < (lhs: CommunicationHandle, rhs: CommunicationHandle) -> Bool {
         if lhs.kind != rhs.kind { return lhs.kind < rhs.kind }
-        return lhs.value.unicodeScalars.lexicographicallyPrecedes(rhs.value.unicodeScalars)
+        return lhs.value.utf8.lexicographicallyPrecedes(rhs.value.utf8)
     }
 
     static func normalize(_ raw: String, kind: Kind) throws(PermissionModelError) -> String {
@@ -78,6 +90,9 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
         case .emailAddress:
             var ats = 0
             var asciiLower = true
+            if raw.trimmingWhitespace().utf8.containsControlCharacter {
+                throw PermissionModelError("\(quoted(raw)) is not an email address: it contains a control character", field: "value")
+            }
             for byte in raw.utf8 {
                 if byte == 0x40 { ats += 1 }
                 if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) || byte <= 0x20 { asciiLower = false }

@@ -30,11 +30,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
     }
 
-    /// The time a number of whole seconds later.
+    /// The earliest time the ledger represents: 0000-01-01T00:00:00Z.
+    public static let earliest = Timestamp(microseconds: -62_167_219_200_000_000)
+    /// The latest time the ledger represents: 9999-12-31T23:59:59.999999Z.
+    public static let latest = Timestamp(microseconds: 253_402_300_799_999_999)
+
+    /// The time a number of whole seconds later, no later than ``latest`` (a grant of ten thousand
+    /// years lapses at the end of year 9999).
     public func adding(seconds: Int64) -> Timestamp {
         let (product, overflowA) = seconds.multipliedReportingOverflow(by: 1_000_000)
         let (sum, overflowB) = microseconds.addingReportingOverflow(product)
-        return Timestamp(microseconds: overflowA || overflowB ? Int64.max : sum)
+        guard !overflowA, !overflowB else { return seconds > 0 ? .latest : .earliest }
+        return Timestamp(microseconds: min(max(sum, Self.earliest.microseconds), Self.latest.microseconds))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
@@ -122,7 +129,9 @@ enum RFC3339 {
         guard second <= 59 else { throw fail("second out of range") }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offsetMinutes * 60
-        return Timestamp(microseconds: seconds * 1_000_000 + fraction)
+        let result = Timestamp(microseconds: seconds * 1_000_000 + fraction)
+        guard result >= .earliest, result <= .latest else { throw fail("in UTC it falls outside the years 0000 to 9999") }
+        return result
     }
 
     static func daysIn(month: Int64, year: Int64) -> Int64 {
@@ -156,7 +165,9 @@ enum RFC3339 {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    static func format(_ t: Timestamp) -> String {
+    static func format(_ time: Timestamp) -> String {
+        // Every time the ledger makes is in range; clamping keeps a damaged value from printing garbage.
+        let t = Timestamp(microseconds: min(max(time.microseconds, Timestamp.earliest.microseconds), Timestamp.latest.microseconds))
         var days = t.microseconds / microsPerDay
         var rest = t.microseconds % microsPerDay
         if rest < 0 { rest += microsPerDay; days -= 1 }

@@ -1,0 +1,245 @@
+import Foundation
+import PermissionLedger
+import PermissionModel
+import Testing
+
+// MARK: Temporary ledgers
+
+/// Runs `body` with the path of a fresh temporary directory, removed afterwards.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("PermissionLedgerTests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url.path)
+}
+
+/// Runs `body` with a fresh ledger in a temporary directory (which the ledger creates), removed afterwards.
+///
+/// Ledgers are not durable by default: these are throwaway ledgers, and a test about durability says so.
+func withLedger<T>(
+    durable: Bool = false, mapSize: Int = 1 << 20, _ body: (Ledger) async throws -> T
+) async throws -> T {
+    try await withTemporaryDirectory { directory async throws in
+        let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: mapSize, durable: durable))
+        return try await body(ledger)
+    }
+}
+
+/// Runs `body` with two fresh ledgers.
+func withTwoLedgers<T>(_ body: (Ledger, Ledger) async throws -> T) async throws -> T {
+    try await withLedger { a in try await withLedger { b in try await body(a, b) } }
+}
+
+// MARK: Fixtures
+
+/// The fixture library in `Fixtures/` at the package root.
+enum Fixtures {
+    /// `<package>/Fixtures`, found from this file's path (`<package>/Tests/PermissionLedgerTests/…`).
+    static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // PermissionLedgerTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // package root
+        .appendingPathComponent("Fixtures")
+
+    /// The valid fixtures' file names, sorted.
+    static let valid: [String] = names(in: directory)
+    /// The invalid fixtures' file names (relative to `invalid/`), sorted.
+    static let invalid: [String] = names(in: directory.appendingPathComponent("invalid"))
+
+    private static func names(in directory: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") }.sorted()
+    }
+
+    static func url(_ name: String, invalid: Bool = false) -> URL {
+        invalid ? directory.appendingPathComponent("invalid").appendingPathComponent(name) : directory.appendingPathComponent(name)
+    }
+
+    /// The file's physical lines (1-based numbers), without their `\n`.
+    static func lines(_ name: String, invalid: Bool = false) throws -> [(number: Int, bytes: [UInt8])] {
+        try lines(of: Array(Data(contentsOf: url(name, invalid: invalid))))
+    }
+
+    static func lines(of bytes: [UInt8]) -> [(number: Int, bytes: [UInt8])] {
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated().map { ($0.offset + 1, Array($0.element)) }
+        if lines.last?.1.isEmpty == true { lines.removeLast() }
+        return lines
+    }
+
+    /// The comment lines (`#` …) of a fixture, without the `# `.
+    static func header(_ name: String, invalid: Bool = false) throws -> [String] {
+        try lines(name, invalid: invalid).compactMap { line in
+            let text = String(decoding: line.bytes, as: UTF8.self)
+            return text.hasPrefix("#") ? String(text.dropFirst().drop { $0 == " " }) : nil
+        }
+    }
+
+    /// Every event of a valid fixture, in order (duplicates included, as the file has them).
+    static func events(_ name: String) throws -> [PermissionEvent] {
+        try lines(name).compactMap { try EventJSON.decode(line: $0.bytes) }
+    }
+}
+
+// MARK: Ledger helpers
+
+extension Ledger {
+    /// The whole export as one string.
+    func exportText(after: UInt64 = 0) throws -> String {
+        var text = ""
+        try export(after: after) { text += $0 }
+        return text
+    }
+
+    /// Imports a fixture into the ledger.
+    @discardableResult
+    func importFixture(_ name: String) async throws -> AppendSummary {
+        try await append(try Fixtures.events(name))
+    }
+
+    /// Appends events given as JSON lines.
+    @discardableResult
+    func append(json lines: String...) async throws -> AppendSummary {
+        try await append(try lines.map { try decodeEvent($0) })
+    }
+}
+
+/// Decodes one JSON line that must hold an event.
+func decodeEvent(_ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> PermissionEvent {
+    try #require(try EventJSON.decode(line: json), sourceLocation: sourceLocation)
+}
+
+/// Parses an RFC 3339 time.
+func time(_ text: String) throws -> Timestamp { try Timestamp(rfc3339: text) }
+
+/// Runs `body`, which must throw ``AppendRejected``, and returns the rejections.
+func rejections(
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async -> [(index: Int, rejection: EventRejection)] {
+    do {
+        try await body()
+        Issue.record("expected AppendRejected, but nothing was rejected", sourceLocation: sourceLocation)
+    } catch let error as AppendRejected {
+        return error.rejections
+    } catch {
+        Issue.record("expected AppendRejected, got \(error)", sourceLocation: sourceLocation)
+    }
+    return []
+}
+
+/// Runs `body`, which must throw ``LedgerError``, and returns it.
+func ledgerError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> LedgerError? {
+    do {
+        try body()
+        Issue.record("expected LedgerError, but nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as LedgerError {
+        return error
+    } catch {
+        Issue.record("expected LedgerError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+// MARK: Inline events
+
+/// JSON lines for inline scenarios. Every time is on 2026-11-20 and written `HH:MM:SS` (UTC).
+enum JSONLine {
+    static func at(_ hms: String) -> String { "2026-11-20T\(hms)Z" }
+
+    static func handle(_ value: String, _ kind: String) -> String {
+        #"{"value":"\#(value)","kind":"\#(kind)"}"#
+    }
+
+    /// `question.asked` about people given as (value, kind), or an update when `people` is empty.
+    static func asked(
+        _ id: String, question: String, subject: String = "kid-ava", at occurred: String, recorded: String,
+        people: [(String, String)] = [("dragonslayer42", "custom")], choices: String? = nil,
+        defaultChoice: String? = nil, expiresAt: String? = nil
+    ) -> String {
+        let topic = people.isEmpty
+            ? #"{"significantAppUpdate":{"description":"Version 5 adds chat."}}"#
+            : #"{"communication":{"people":[\#(people.map { #"{"handle":\#(handle($0.0, $0.1))}"# }.joined(separator: ","))],"actions":["message"]}}"#
+        var q = #"{"id":"\#(question)","topic":\#(topic)"#
+        if let choices { q += #","choices":\#(choices)"# }
+        if let defaultChoice { q += #","defaultChoice":"\#(defaultChoice)""# }
+        if let expiresAt { q += #","expiresAt":"\#(at(expiresAt))""# }
+        q += "}"
+        return #"{"type":"question.asked","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","question":\#(q)}"#
+    }
+
+    static func answered(
+        _ id: String, question: String, choice: String, via: String? = nil, subject: String = "kid-ava",
+        at occurred: String, recorded: String
+    ) -> String {
+        let viaField = via.map { #","via":"\#($0)""# } ?? ""
+        return #"{"type":"question.answered","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","questionId":"\#(question)","choiceId":"\#(choice)"\#(viaField)}"#
+    }
+
+    /// `question.expired` or `question.sendCanceled`.
+    static func simple(_ type: String, _ id: String, question: String, subject: String = "kid-ava", at occurred: String, recorded: String) -> String {
+        #"{"type":"\#(type)","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","questionId":"\#(question)"}"#
+    }
+
+    static func expired(_ id: String, question: String, subject: String = "kid-ava", at occurred: String, recorded: String) -> String {
+        simple("question.expired", id, question: question, subject: subject, at: occurred, recorded: recorded)
+    }
+
+    static func canceled(_ id: String, question: String, subject: String = "kid-ava", at occurred: String, recorded: String) -> String {
+        simple("question.sendCanceled", id, question: question, subject: subject, at: occurred, recorded: recorded)
+    }
+
+    static func failed(
+        _ id: String, question: String, code: String, message: String? = nil, subject: String = "kid-ava",
+        at occurred: String, recorded: String
+    ) -> String {
+        let messageField = message.map { #","message":"\#($0)""# } ?? ""
+        return #"{"type":"question.askFailed","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","questionId":"\#(question)","error":{"code":"\#(code)"\#(messageField)}}"#
+    }
+
+    static func observed(
+        _ id: String, subject: String = "kid-ava", checked: [(String, String)], known: [(String, String)],
+        at occurred: String, recorded: String
+    ) -> String {
+        let c = checked.map { handle($0.0, $0.1) }.joined(separator: ",")
+        let k = known.map { handle($0.0, $0.1) }.joined(separator: ",")
+        return #"{"type":"handles.observed","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","checked":[\#(c)],"known":[\#(k)]}"#
+    }
+
+    static func permission(
+        _ id: String, subject: String = "kid-ava", _ permission: String, _ state: String, cause: String? = nil,
+        at occurred: String, recorded: String
+    ) -> String {
+        let causeField = cause.map { #","cause":"\#($0)""# } ?? ""
+        return #"{"type":"permission.changed","id":"\#(id)","subject":"\#(subject)","occurredAt":"\#(at(occurred))","recordedAt":"\#(at(recorded))","permission":"\#(permission)","state":"\#(state)"\#(causeField)}"#
+    }
+
+    /// Choices with a one-hour approval, a permanent approval and a denial.
+    static let timeLimitedChoices =
+        #"[{"id":"approve-1h","title":"Approve for one hour","answer":"approval","grantSeconds":3600},{"id":"approve-2h","title":"Approve for two hours","answer":"approval","grantSeconds":7200},{"id":"approve","title":"Approve","answer":"approval"},{"id":"decline","title":"Decline","answer":"denial"}]"#
+}
+
+/// Question ids for inline scenarios.
+enum QID {
+    static let q1 = "6A3F1C2E-7E57-4000-8000-000000000001"
+    static let q2 = "6A3F1C2E-7E57-4000-8000-000000000002"
+    static let q3 = "6A3F1C2E-7E57-4000-8000-000000000003"
+    static func uuid(_ text: String) -> UUID { UUID(uuidString: text)! }
+}
+
+/// A known handle as a plain value that tests can build (``KnownHandle``'s initializer is internal).
+struct KnownGrant: Hashable, Sendable {
+    var handle: CommunicationHandle
+    var since: Timestamp
+    var until: Timestamp?
+    var source: HandleSource
+
+    init(handle: CommunicationHandle, since: Timestamp, until: Timestamp?, source: HandleSource) {
+        self.handle = handle
+        self.since = since
+        self.until = until
+        self.source = source
+    }
+
+    init(_ known: KnownHandle) {
+        self.init(handle: known.handle, since: known.since, until: known.until, source: known.source)
+    }
+}
