@@ -140,6 +140,7 @@ public final class Ledger: Sendable {
     ///
     /// - Throws: ``AppendRejected`` listing the rejected events (up to `maxRejections`); nothing is written.
     ///   ``LedgerError`` when the ledger cannot be written.
+    @discardableResult
     public func append(_ events: [PermissionEvent], maxRejections: Int = 100) async throws -> AppendSummary {
         try await withCheckedThrowingContinuation { continuation in
             writer.async {
@@ -149,6 +150,7 @@ public final class Ledger: Sendable {
     }
 
     /// Appends a batch like ``append(_:maxRejections:)``, blocking the calling thread until it is durable.
+    @discardableResult
     public func appendSynchronously(_ events: [PermissionEvent], maxRejections: Int = 100) throws -> AppendSummary {
         try writeBatch(events, maxRejections: maxRejections, dryRun: false)
     }
