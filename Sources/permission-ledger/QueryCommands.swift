@@ -242,7 +242,7 @@ struct Permissions: ParsableCommand {
             writeOut(QueryJSON.permissionsResult(permissions, subject: subject, at: at, require: required))
         case .table, .csv:
             let csv = format.resolved == .csv
-            var table = csv ? Table("permission", "state", "since", "canPrompt", "cause") : Table("permission", "state", "since (UTC)", "can prompt", "cause")
+            var table = csv ? Table("permission", "state", "since", "canPrompt", "cause") : Table("permission", "state", "since (UTC)", "prompt", "cause")
             for p in permissions {
                 table.add(p.permission.rawValue, p.state.rawValue, csv ? p.since.description : tableTime(p.since),
                           csv ? String(p.canPrompt) : (p.canPrompt ? "yes" : "no"), p.cause?.rawValue ?? "")
