@@ -22,13 +22,21 @@ struct Tables: Sendable {
     let handles: Database
     /// subject NUL permission NUL + seq → ``PermissionRow``.
     let permissions: Database
+    /// subject NUL + seq → empty: a subject's events, for history by subject.
+    let subjectEvents: Database
+    /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
+    let handleSubjects: Database
 
-    static let names = ["meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions"]
+    static let names = [
+        "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
+        "subjectEvents", "handleSubjects",
+    ]
 
     init(environment: Environment, create: Bool) throws {
         let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
         (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
             (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
+        (subjectEvents, handleSubjects) = (dbs[9], dbs[10])
     }
 
     func database(_ table: VersionedTable) -> Database {
@@ -42,7 +50,8 @@ struct Tables: Sendable {
     /// Every table holding derived state, with its name: what `verify` compares against a rebuild.
     var derived: [(String, Database)] {
         [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
-         ("questions", questions), ("handles", handles), ("permissions", permissions)]
+         ("questions", questions), ("handles", handles), ("permissions", permissions), ("subjectEvents", subjectEvents),
+         ("handleSubjects", handleSubjects)]
     }
 }
 
@@ -119,6 +128,12 @@ final class LMDBStore: ProjectionStore {
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
         try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: row.encoded())
+        do {
+            try txn.put(tables.handleSubjects, key: Keys.handleSubject(row.handle, subject: subject), value: Keys.seq(seq), flags: .noOverwrite)
+        } catch {
+            // keyExists: already indexed by an earlier row.
+            guard error == .keyExists else { throw error }
+        }
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
@@ -166,6 +181,7 @@ final class LMDBStore: ProjectionStore {
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         let seqKey = Keys.seq(seq)
         if rewritesLog { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
+        try txn.put(tables.subjectEvents, key: Keys.subjectPrefix(event.subject) + seqKey, value: [])
         try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
         try txn.put(tables.byRecordedAt, key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
         if newSubject {
@@ -234,7 +250,9 @@ final class MemoryStore: ProjectionStore {
     }
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
-        handles[SubjectKey(subject: subject, item: row.handle)] = row
+        let key = SubjectKey(subject: subject, item: row.handle)
+        if keepsRows, handles[key] == nil { record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
+        handles[key] = row
         record("handles", Keys.handle(subject: subject, row.handle) + Keys.seq(seq), row.encoded())
     }
 
@@ -252,6 +270,7 @@ final class MemoryStore: ProjectionStore {
         let seqKey = Keys.seq(seq)
         self.record("eventIDs", Array(event.id.utf8), seqKey)
         self.record("byRecordedAt", Keys.time(event.recordedAt!) + seqKey, [])
+        self.record("subjectEvents", Keys.subjectPrefix(event.subject) + seqKey, [])
         if newSubject {
             subjects.insert(ByteKey(Array(event.subject.utf8)))
             self.record("subjects", Array(event.subject.utf8), seqKey)

@@ -15,10 +15,10 @@ public struct LedgerView {
     /// The point this view answers for.
     public let point: AsOfPoint
 
-    init(txn: ReadTransaction, tables: Tables, asOf: AsOf, now: Timestamp) throws {
+    init(txn: ReadTransaction, tables: Tables, asOf: AsOf, now: Timestamp, head knownHead: LogHead? = nil) throws {
         self.txn = txn
         self.tables = tables
-        head = try Ledger.head(txn, tables)
+        head = try knownHead ?? Ledger.head(txn, tables)
         switch asOf {
         case .now:
             point = AsOfPoint(seq: head.seq, time: now)

@@ -198,11 +198,10 @@ enum Keys {
     /// A subject followed by a NUL: subjects hold no control characters, so this is prefix-free.
     static func subjectPrefix(_ subject: String) -> [UInt8] { Array(subject.utf8) + [0] }
 
-    /// `subject NUL kind value NUL`; a value over 200 bytes is replaced by 0xFF and its SHA-256,
-    /// which keeps keys under LMDB's 511-byte limit (the row holds the full handle).
-    static func handle(subject: String, _ handle: CommunicationHandle) -> [UInt8] {
-        var key = subjectPrefix(subject)
-        key.append(Codes.kindOrder(handle.kind))
+    /// `kind value NUL`; a value over 200 bytes is replaced by 0xFF and its SHA-256, which keeps keys
+    /// under LMDB's 511-byte limit (rows hold the full handle). Kinds order as custom < emailAddress < phoneNumber.
+    static func handleOnly(_ handle: CommunicationHandle) -> [UInt8] {
+        var key: [UInt8] = [Codes.kindOrder(handle.kind)]
         let value = Array(handle.value.utf8)
         if value.count <= 200 {
             key.append(contentsOf: value)
@@ -212,6 +211,16 @@ enum Keys {
             key.append(contentsOf: sha256(value))
         }
         return key
+    }
+
+    /// `subject NUL` then the handle: all of a subject's handles are contiguous.
+    static func handle(subject: String, _ handle: CommunicationHandle) -> [UInt8] {
+        subjectPrefix(subject) + handleOnly(handle)
+    }
+
+    /// The `handleSubjects` key: the handle, then the subject.
+    static func handleSubject(_ handle: CommunicationHandle, subject: String) -> [UInt8] {
+        handleOnly(handle) + Array(subject.utf8)
     }
 
     static func permission(subject: String, _ permission: SystemPermission) -> [UInt8] {
