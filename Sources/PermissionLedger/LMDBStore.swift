@@ -26,17 +26,20 @@ struct Tables: Sendable {
     let subjectEvents: Database
     /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
     let handleSubjects: Database
+    /// subject NUL kind value NUL (a `handles` entity) → seq of its first row: a subject's handles, listed
+    /// without walking their history.
+    let subjectHandles: Database
 
     static let names = [
         "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
-        "subjectEvents", "handleSubjects",
+        "subjectEvents", "handleSubjects", "subjectHandles",
     ]
 
     init(environment: Environment, create: Bool) throws {
         let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
         (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
             (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
-        (subjectEvents, handleSubjects) = (dbs[9], dbs[10])
+        (subjectEvents, handleSubjects, subjectHandles) = (dbs[9], dbs[10], dbs[11])
     }
 
     func database(_ table: VersionedTable) -> Database {
@@ -51,7 +54,7 @@ struct Tables: Sendable {
     var derived: [(String, Database)] {
         [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
          ("questions", questions), ("handles", handles), ("permissions", permissions), ("subjectEvents", subjectEvents),
-         ("handleSubjects", handleSubjects)]
+         ("handleSubjects", handleSubjects), ("subjectHandles", subjectHandles)]
     }
 }
 
@@ -127,11 +130,14 @@ final class LMDBStore: ProjectionStore {
     }
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
-        try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: row.encoded())
+        let entity = Keys.handle(subject: subject, row.handle)
+        try put(.handles, entity, seq: seq, value: row.encoded())
         do {
+            try txn.put(tables.subjectHandles, key: entity, value: Keys.seq(seq), flags: .noOverwrite)
+            // New for this subject: index it by handle too.
             try txn.put(tables.handleSubjects, key: Keys.handleSubject(row.handle, subject: subject), value: Keys.seq(seq), flags: .noOverwrite)
         } catch {
-            // keyExists: already indexed by an earlier row.
+            // keyExists: the subject had this handle already; both indexes hold it.
             guard error == .keyExists else { throw error }
         }
     }
@@ -251,7 +257,10 @@ final class MemoryStore: ProjectionStore {
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
         let key = SubjectKey(subject: subject, item: row.handle)
-        if keepsRows, handles[key] == nil { record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
+        if keepsRows, handles[key] == nil {
+            record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq))
+            record("subjectHandles", Keys.handle(subject: subject, row.handle), Keys.seq(seq))
+        }
         handles[key] = row
         record("handles", Keys.handle(subject: subject, row.handle) + Keys.seq(seq), row.encoded())
     }

@@ -113,23 +113,43 @@ public struct LedgerView {
     /// table, skipping from one entity to the next: cost grows with the entities, not their history.
     private func latestVersions(_ db: Database, prefix: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let cursor = try txn.cursor(db)
+        let bound = point.seq == .max ? nil : Keys.seq(point.seq + 1)
         var entry = try cursor.seek(atOrAfter: prefix)
-        while let e = entry, e.key.count > 8, e.key.starts(with: prefix) {
-            let entity = Array(e.key[0..<(e.key.count - 8)])
-            if let latest = try txn.cursor(db).latest(entity, atMost: point.seq) { try body(latest.value) }
-            entry = try cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
-            if let e = entry, e.key.count == entity.count + 8, e.key.starts(with: entity) { entry = try cursor.next() }
+        while let first = entry, first.key.count > 8, first.key.starts(with: prefix) {
+            let entity = Array(first.key[0..<(first.key.count - 8)])
+            // The first key after (entity, point): one step back is the latest version at or before the point.
+            let after = try bound.map { try cursor.seek(atOrAfter: entity + $0) } ?? cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
+            let latest = after != nil ? try cursor.previous() : try cursor.last()
+            if let latest, latest.key.count == entity.count + 8, latest.key.starts(with: entity) {
+                try body(latest.value)
+            }
+            guard let after else { break }
+            if after.key.count == entity.count + 8, after.key.starts(with: entity) {
+                // Later versions of this entity follow: skip past all of them.
+                entry = try cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
+            } else {
+                // The key after the point already belongs to the next entity.
+                entry = try cursor.seek(atOrAfter: after.key.count == 0 ? prefix : Array(after.key))
+            }
         }
     }
 
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
         var result: [KnownHandle] = []
-        try latestVersions(tables.handles, prefix: Keys.subjectPrefix(subject)) { bytes in
-            let row = try HandleRow(decoding: bytes)
-            if row.known, row.until.map({ $0 > point.time }) ?? true {
-                result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
+        // The subject's handles come from a small index; each one's latest version is one seek away.
+        let prefix = Keys.subjectPrefix(subject)
+        let members = try txn.cursor(tables.subjectHandles)
+        let versions = try txn.cursor(tables.handles)
+        var entry = try members.seek(atOrAfter: prefix)
+        while let e = entry, e.key.starts(with: prefix) {
+            if Keys.decodeSeq(e.value) <= point.seq, let latest = try versions.latest(Array(e.key), atMost: point.seq) {
+                let row = try HandleRow(decoding: latest.value)
+                if row.known, row.until.map({ $0 > point.time }) ?? true {
+                    result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
+                }
             }
+            entry = try members.next()
         }
         return result.sorted { $0.handle < $1.handle }
     }

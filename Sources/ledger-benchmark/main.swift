@@ -1,12 +1,19 @@
-// Measures batched durable append throughput and in-memory replay throughput of the ledger.
+// Measures batched durable append throughput and in-memory replay throughput of the ledger; with
+// `latency`, the latency of as-of queries on a small and a large ledger.
 //
-//   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH]
+//   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync]
+//   swift run -c release ledger-benchmark latency [--small N] [--large N] [--samples N] [--dir DIR]
 //
 // Not a test: figures depend on the machine. Targets on the 2-core reference machine:
 // append >= 200,000 events/s in batches of 10,000 with a durable commit each (--no-sync: without, to see what the disk costs); replay >= 1,000,000 events/s.
 import Foundation
 import PermissionLedger
 import PermissionModel
+
+if CommandLine.arguments.dropFirst().first == "latency" {
+    try runLatencyBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
 
 var eventCount = 1_000_000
 var batchSize = 10_000
@@ -40,63 +47,98 @@ struct SeededRandom: RandomNumberGenerator {
 }
 
 /// A realistic mix: questions about one to three handles answered, canceled, failed or expired;
-/// observations of known handles; permission changes. All valid by construction.
-func generateEvents(_ count: Int) -> [PermissionEvent] {
-    var rng = SeededRandom(state: 20261122)
-    var events: [PermissionEvent] = []
-    events.reserveCapacity(count + 8)
+/// observations of known handles; permission changes. All valid by construction; produced in batches
+/// so that ten million events never sit in memory at once.
+struct EventGenerator {
+    var rng: SeededRandom
     var clock = Timestamp(microseconds: 1_795_000_000_000_000)
-    var pending: [(UUID, String, Timestamp)] = []
+    var pending: [(UUID, String)] = []
     var n = 0
-    func tick() -> Timestamp {
+    /// A sample of asked questions and the seq they were asked at, for queries.
+    var askedSample: [(id: UUID, seq: UInt64)] = []
+    var emitted: UInt64 = 0
+    let subjects: Int
+    let choices = [try! PermissionChoice(id: "approve-1h", title: "Approve for one hour", answer: .approval, grantSeconds: 3600),
+                   PermissionChoice.approve, PermissionChoice.decline]
+
+    init(seed: UInt64, subjects: Int = 1000) {
+        rng = SeededRandom(state: seed)
+        self.subjects = subjects
+    }
+
+    private mutating func tick() -> Timestamp {
         clock = Timestamp(microseconds: clock.microseconds + Int64.random(in: 1_000...500_000, using: &rng))
         return clock
     }
-    func handle(_ i: Int) -> CommunicationHandle {
+
+    private func handle(_ i: Int) -> CommunicationHandle {
         switch i % 3 {
         case 0: try! CommunicationHandle(value: "+1555\(String(format: "%07d", i % 10_000_000))", kind: .phoneNumber)
         case 1: try! CommunicationHandle(value: "friend\(i)@example.com", kind: .emailAddress)
         default: try! CommunicationHandle(value: "player\(i)", kind: .custom)
         }
     }
-    let choices = [try! PermissionChoice(id: "approve-1h", title: "Approve for one hour", answer: .approval, grantSeconds: 3600),
-                   PermissionChoice.approve, PermissionChoice.decline]
-    while events.count < count {
-        n += 1
-        let subject = "kid-\(Int.random(in: 0..<1000, using: &rng))"
-        let roll = Int.random(in: 0..<100, using: &rng)
-        let at = tick()
-        if roll < 40 || pending.isEmpty {
-            let people = (0..<Int.random(in: 1...3, using: &rng)).map { PersonInformation(handle: handle(n * 3 + $0)) }
-            let q = try! PermissionQuestion(
-                id: UUID(), topic: .communication(try! CommunicationTopic(personInformation: people, actions: [.message, .audioCall])),
-                choices: choices, expiresAt: at.adding(seconds: 86_400))
-            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at, payload: .questionAsked(q)))
-            pending.append((q.id, subject, at))
-        } else if roll < 80 {
-            let (id, owner, _) = pending.removeFirst()
-            let payload: PermissionEvent.Payload
-            switch Int.random(in: 0..<20, using: &rng) {
-            case 0: payload = .questionSendCanceled(questionID: id)
-            case 1: payload = .questionAskFailed(questionID: id, error: AskError(code: .notAvailable))
-            case 2: payload = .questionExpired(questionID: id)
-            case 3...10: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .messages)
-            case 11...14: payload = .questionAnswered(questionID: id, choiceID: "approve-1h", via: .inPerson)
-            default: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .messages)
+
+    mutating func next(_ count: Int) -> [PermissionEvent] {
+        var events: [PermissionEvent] = []
+        events.reserveCapacity(count)
+        while events.count < count {
+            n += 1
+            let kid = Int.random(in: 0..<subjects, using: &rng)
+            let subject = "kid-\(kid)"
+            // Each child has a pool of 40 contacts, as children do: a handle's history grows with the log.
+            let contact = Int.random(in: 0..<38, using: &rng)
+            let roll = Int.random(in: 0..<100, using: &rng)
+            let at = tick()
+            if roll < 40 || pending.isEmpty {
+                let people = (0..<Int.random(in: 1...3, using: &rng)).map { PersonInformation(handle: handle(kid * 40 + contact + $0)) }
+                let (a, b) = (rng.next(), rng.next())
+                let id = withUnsafeBytes(of: (a, b)) { raw in
+                    UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6] & 0x0F | 0x40, raw[7],
+                                raw[8] & 0x3F | 0x80, raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+                }
+                let q = try! PermissionQuestion(
+                    id: id, topic: .communication(try! CommunicationTopic(personInformation: people, actions: [.message, .audioCall])),
+                    choices: choices, expiresAt: at.adding(seconds: 86_400))
+                events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at, payload: .questionAsked(q)))
+                pending.append((q.id, subject))
+                let seq = emitted + UInt64(events.count)
+                if askedSample.count < 1000 {
+                    askedSample.append((q.id, seq))
+                } else if Int.random(in: 0..<n, using: &rng) < 1000 {
+                    askedSample[Int.random(in: 0..<1000, using: &rng)] = (q.id, seq)
+                }
+            } else if roll < 80 {
+                let (id, owner) = pending.removeFirst()
+                let payload: PermissionEvent.Payload
+                switch Int.random(in: 0..<20, using: &rng) {
+                case 0: payload = .questionSendCanceled(questionID: id)
+                case 1: payload = .questionAskFailed(questionID: id, error: AskError(code: .notAvailable))
+                case 2: payload = .questionExpired(questionID: id)
+                case 3...10: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .messages)
+                case 11...14: payload = .questionAnswered(questionID: id, choiceID: "approve-1h", via: .inPerson)
+                default: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .messages)
+                }
+                events.append(PermissionEvent(id: "ev-\(n)", subject: owner, occurredAt: at, recordedAt: at, payload: payload))
+            } else if roll < 90 {
+                let checked = (0..<2).map { handle(kid * 40 + contact + $0) }
+                events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
+                                              payload: .handlesObserved(checked: checked, known: [checked[0]])))
+            } else {
+                let permission = SystemPermission.allCases[Int.random(in: 0..<SystemPermission.allCases.count, using: &rng)]
+                let state = SystemPermission.State.allCases[Int.random(in: 0..<SystemPermission.State.allCases.count, using: &rng)]
+                events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
+                                              payload: .permissionChanged(permission, state: state, cause: .systemPrompt)))
             }
-            events.append(PermissionEvent(id: "ev-\(n)", subject: owner, occurredAt: at, recordedAt: at, payload: payload))
-        } else if roll < 90 {
-            let checked = (0..<2).map { handle(n * 3 + $0) }
-            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
-                                          payload: .handlesObserved(checked: checked, known: [checked[0]])))
-        } else {
-            let permission = SystemPermission.allCases[Int.random(in: 0..<SystemPermission.allCases.count, using: &rng)]
-            let state = SystemPermission.State.allCases[Int.random(in: 0..<SystemPermission.State.allCases.count, using: &rng)]
-            events.append(PermissionEvent(id: "ev-\(n)", subject: subject, occurredAt: at, recordedAt: at,
-                                          payload: .permissionChanged(permission, state: state, cause: .systemPrompt)))
         }
+        emitted += UInt64(events.count)
+        return events
     }
-    return events
+}
+
+func generateEvents(_ count: Int) -> [PermissionEvent] {
+    var generator = EventGenerator(seed: 20261122)
+    return generator.next(count)
 }
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
