@@ -49,24 +49,27 @@ struct LatencyFigures {
     var knownHandles: (p50: Double, p99: Double)
 }
 
-/// In-process latency of `question` and `known-handles` as of random points (each query its own read transaction).
-func measureInProcess(_ q: QueryLedger, samples: Int, rng: inout SeededRandom) throws -> LatencyFigures {
-    var questionTimes: [Double] = []
-    var handleTimes: [Double] = []
+/// In-process latency of `question` and `known-handles` as of random points (each query its own read
+/// transaction), on several ledgers with their queries interleaved, so that the machine's load varies alike for all.
+func measureInProcess(_ ledgers: [QueryLedger], samples: Int, rng: inout SeededRandom) throws -> [LatencyFigures] {
+    var questionTimes = [[Double]](repeating: [], count: ledgers.count)
+    var handleTimes = [[Double]](repeating: [], count: ledgers.count)
     for _ in 0..<samples {
-        let (id, askedSeq) = q.sample[Int.random(in: 0..<q.sample.count, using: &rng)]
-        let point = UInt64.random(in: askedSeq...q.head, using: &rng)
-        var start = now()
-        let status = try q.ledger.read(asOf: .seq(point)) { try $0.question(id) }
-        questionTimes.append(now() - start)
-        precondition(status != nil, "question \(id) missing as of seq \(point)")
-        let subject = "kid-\(Int.random(in: 0..<q.subjects, using: &rng))"
-        let handlePoint = UInt64.random(in: 1...q.head, using: &rng)
-        start = now()
-        _ = try q.ledger.read(asOf: .seq(handlePoint)) { try $0.knownHandles(subject: subject) }
-        handleTimes.append(now() - start)
+        for (k, q) in ledgers.enumerated() {
+            let (id, askedSeq) = q.sample[Int.random(in: 0..<q.sample.count, using: &rng)]
+            let point = UInt64.random(in: askedSeq...q.head, using: &rng)
+            var start = now()
+            let status = try q.ledger.read(asOf: .seq(point)) { try $0.question(id) }
+            questionTimes[k].append(now() - start)
+            precondition(status != nil, "question \(id) missing as of seq \(point)")
+            let subject = "kid-\(Int.random(in: 0..<q.subjects, using: &rng))"
+            let handlePoint = UInt64.random(in: 1...q.head, using: &rng)
+            start = now()
+            _ = try q.ledger.read(asOf: .seq(handlePoint)) { try $0.knownHandles(subject: subject) }
+            handleTimes[k].append(now() - start)
+        }
     }
-    return LatencyFigures(question: percentiles(questionTimes), knownHandles: percentiles(handleTimes))
+    return ledgers.indices.map { LatencyFigures(question: percentiles(questionTimes[$0]), knownHandles: percentiles(handleTimes[$0])) }
 }
 
 /// The same queries as whole processes of the tool.
@@ -123,10 +126,9 @@ func runLatencyBenchmark(_ arguments: [String]) throws {
     let largeLedger = try buildLedger(at: directory + "/large-\(large)", events: large, subjects: 100)
     var rng = SeededRandom(state: 99)
     // Warm both: the first queries fault pages in.
-    _ = try measureInProcess(smallLedger, samples: 1_000, rng: &rng)
-    _ = try measureInProcess(largeLedger, samples: 1_000, rng: &rng)
-    let s = try measureInProcess(smallLedger, samples: samples, rng: &rng)
-    let l = try measureInProcess(largeLedger, samples: samples, rng: &rng)
+    _ = try measureInProcess([smallLedger, largeLedger], samples: 2_000, rng: &rng)
+    let figures = try measureInProcess([smallLedger, largeLedger], samples: samples, rng: &rng)
+    let (s, l) = (figures[0], figures[1])
     func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
     func row(_ name: String, _ a: (p50: Double, p99: Double), _ b: (p50: Double, p99: Double)) {
         print(pad(name, 30) + String(format: "%10.1f %10.1f %10.1f %10.1f %7.2f %7.2f", a.p50, a.p99, b.p50, b.p99, b.p50 / a.p50, b.p99 / a.p99))
