@@ -25,7 +25,7 @@ extension QueryJSON {
             w.raw("{\"id\":"); w.string(q.id.uuidString)
             w.raw(",\"subject\":"); w.string(q.subject)
             w.raw(",\"from\":"); w.optionalString(q.from?.rawValue)
-            w.raw(",\"to\":"); w.string(q.to.rawValue)
+            w.raw(",\"to\":"); w.optionalString(q.to?.rawValue)
             w.raw("}")
         }
         w.raw("],\"handles\":{\"added\":[")

@@ -51,7 +51,8 @@ public struct LedgerDiff: Hashable, Sendable {
         public var subject: String
         /// `nil` when the question had not been asked at the first point.
         public var from: QuestionState?
-        public var to: QuestionState
+        /// `nil` when the question had not been asked at the second point (it is earlier than the first).
+        public var to: QuestionState?
     }
     public struct HandleChange: Hashable, Sendable {
         public var subject: String
@@ -197,10 +198,17 @@ extension LedgerView {
     /// What changed between this view's point and a later one (or an earlier one): question states,
     /// known handles and permission states, for one subject or all.
     public func diff(to other: LedgerView, subject: String? = nil) throws -> LedgerDiff {
-        let before = Dictionary(uniqueKeysWithValues: try questions(subject: subject).map { ($0.question.id, $0) })
+        let beforeList = try questions(subject: subject)
+        let afterList = try other.questions(subject: subject)
+        let before = Dictionary(uniqueKeysWithValues: beforeList.map { ($0.question.id, $0) })
+        let after = Dictionary(uniqueKeysWithValues: afterList.map { ($0.question.id, $0) })
         var questionChanges: [LedgerDiff.QuestionChange] = []
-        for q in try other.questions(subject: subject) where before[q.question.id]?.state != q.state {
+        for q in afterList where before[q.question.id]?.state != q.state {
             questionChanges.append(.init(id: q.question.id, subject: q.subject, from: before[q.question.id]?.state, to: q.state))
+        }
+        // When the second point is the earlier one, questions asked in between exist only at the first.
+        for q in beforeList where after[q.question.id] == nil {
+            questionChanges.append(.init(id: q.question.id, subject: q.subject, from: q.state, to: nil))
         }
         var added: [LedgerDiff.HandleChange] = []
         var removed: [LedgerDiff.HandleChange] = []

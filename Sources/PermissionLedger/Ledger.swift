@@ -44,6 +44,10 @@ public final class Ledger: Sendable {
     /// The version of the storage format this build writes (see `docs/STORAGE.md`).
     public static let formatVersion: UInt8 = 1
 
+    /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
+    /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
+    static let projectionsVersion: UInt8 = 2
+
     /// The ledger's directory.
     public let path: String
     let options: Options
@@ -85,18 +89,27 @@ public final class Ledger: Sendable {
         } catch {
             throw LedgerError.storage(error, path: path)
         }
+        var staleProjections = false
         do {
             if options.readOnly {
                 let meta = try environment.openDatabase("meta", create: false)
                 try Self.checkFormat(environment, meta: meta, path: path)
+                if try Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion {
+                    throw LedgerError(.notALedger, """
+                        \(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with \
+                        'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)
+                        """)
+                }
             } else {
                 let meta = try environment.openDatabase("meta", create: true)
-                try environment.write { txn in
-                    if try txn.get(meta, key: Array("format".utf8)) == nil {
-                        try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
-                    }
+                let isNew = try environment.write { txn in
+                    guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
+                    try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
+                    try txn.put(meta, key: Array("projections".utf8), value: [Self.projectionsVersion])
+                    return true
                 }
                 try Self.checkFormat(environment, meta: meta, path: path)
+                staleProjections = try !isNew && Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion
             }
             tables = try Tables(environment: environment, create: !options.readOnly)
         } catch let error as LedgerError {
@@ -106,6 +119,13 @@ public final class Ledger: Sendable {
         } catch {
             throw LedgerError.storage(error, path: path)
         }
+        if staleProjections {
+            try rebuildProjections()
+        }
+    }
+
+    private static func projectionsVersion(_ environment: Environment, meta: Database) throws -> UInt8 {
+        try environment.read { txn in try txn.get(meta, key: Array("projections".utf8)).flatMap { $0.first } } ?? 1
     }
 
     private static func checkFormat(_ environment: Environment, meta: Database, path: String) throws {

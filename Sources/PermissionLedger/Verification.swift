@@ -46,11 +46,12 @@ extension Ledger {
 
     /// Derives every projection anew from the log, replacing the kept ones, in one write transaction.
     /// Use it after `verify` reported a damaged projection while the log itself is intact.
-    public func rebuildProjections() throws {
+    public func rebuildProjections() throws(LedgerError) {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
         do {
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
+                try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
                 let store = LMDBStore(txn: txn, tables: tables)
                 store.rewritesLog = false
                 var projector = Projector(store: store, head: .empty)

@@ -109,15 +109,15 @@ struct Diff: ParsableCommand {
             writeOut(QueryJSON.diffResult(diff, includeSubject: subject == nil))
         case .csv:
             var table = Table("change", "subject", "what", "from", "to")
-            for q in diff.questions { table.add("question", q.subject, q.id.uuidString, q.from?.rawValue ?? "", q.to.rawValue) }
+            for q in diff.questions { table.add("question", q.subject, q.id.uuidString, q.from?.rawValue ?? "", q.to?.rawValue ?? "") }
             for h in diff.handlesAdded { table.add("handle added", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "", "known") }
             for h in diff.handlesRemoved { table.add("handle removed", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "known", "") }
             for p in diff.permissions { table.add("permission", p.subject, p.permission.rawValue, p.from?.rawValue ?? "", p.to?.rawValue ?? "") }
             writeOut(table.csv(), terminator: "")
         case .table:
-            var text = "from seq \(diff.from.seq) (\(diff.from.time)) to seq \(diff.to.seq) (\(diff.to.time))\n\n"
+            var text = "from seq \(diff.from.seq) (\(tableTime(diff.from.time)) UTC) to seq \(diff.to.seq) (\(tableTime(diff.to.time)) UTC)\n\n"
             var questions = Table("question", "subject", "from", "to")
-            for q in diff.questions { questions.add(tableID(q.id), q.subject, q.from?.rawValue ?? "(not asked)", q.to.rawValue) }
+            for q in diff.questions { questions.add(tableID(q.id), q.subject, q.from?.rawValue ?? "(not asked)", q.to?.rawValue ?? "(not asked)") }
             text += "questions whose state changed: \(diff.questions.count)\n" + (diff.questions.isEmpty ? "" : questions.text())
             var handles = Table("change", "subject", "kind", "value", "source")
             for (change, list) in [("added", diff.handlesAdded), ("removed", diff.handlesRemoved)] {
@@ -240,7 +240,8 @@ struct WhoApproved: ParsableCommand {
             }
             writeOut(table.csv(), terminator: "")
         case .table:
-            var text = "\(handles.map { "\($0.value) (\($0.kind.rawValue))" }.joined(separator: " or ")) as of seq \(at.seq), \(at.time)\n"
+            var text = wrap("\(handles.map { "\($0.value) (\($0.kind.rawValue))" }.joined(separator: " or "))", indent: "")
+                + "as of seq \(at.seq), \(tableTime(at.time)) UTC\n"
             let approvals = records.filter { if case .question = $0.source { true } else { false } }
             let current = records.filter { $0.ended == nil && $0.known && ($0.until.map { $0 > at.time } ?? true) }.map(\.subject)
             text += "approved by \(approvals.count) question\(approvals.count == 1 ? "" : "s"); "
@@ -255,7 +256,7 @@ struct WhoApproved: ParsableCommand {
                 case .observation(let seq):
                     what = "observed \(r.known ? "known" : "NOT known") for \(r.subject) (seq \(seq))"
                 }
-                text += "\n• \(what)\n    from \(tableTime(r.since))" + (r.until.map { " until \(tableTime($0))" } ?? "")
+                text += "\n" + wrap("• " + what, indent: "  ") + "    from \(tableTime(r.since))" + (r.until.map { " until \(tableTime($0))" } ?? "")
                 if let ended = r.ended {
                     let how = switch (ended.cause, r.known, ended.knownAfter) {
                     case (.lapse, _, _): "the time-limited approval lapsed"
@@ -266,7 +267,8 @@ struct WhoApproved: ParsableCommand {
                     case (.approval, true, _): "replaced by another approval"
                     case (.approval, false, _): "approved by a question"
                     }
-                    text += "\n    ended \(tableTime(ended.at)): \(how)\(ended.seq.map { " (seq \($0))" } ?? "")"
+                    text += "\n" + wrap("    ended \(tableTime(ended.at)): \(how)\(ended.seq.map { " (seq \($0))" } ?? "")", indent: "      ")
+                        .dropLast()
                 } else {
                     text += r.known ? "\n    still in force" : "\n    still not known"
                 }
@@ -275,4 +277,26 @@ struct WhoApproved: ParsableCommand {
             writeOut(text, terminator: "")
         }
     }
+}
+
+/// Wraps text at spaces to lines of at most `width` characters, continuing with `indent`; ends with a newline.
+/// Leading spaces are kept; a word longer than a line is cut with an ellipsis.
+func wrap(_ text: String, indent: String, width: Int = 80) -> String {
+    func fit(_ line: String) -> String { line.count > width ? String(line.prefix(width - 1)) + "…" : line }
+    let lead = String(text.prefix { $0 == " " })
+    var lines: [String] = []
+    var line = lead
+    var hasWord = false
+    for word in text.dropFirst(lead.count).split(separator: " ") {
+        let candidate = hasWord ? line + " " + word : line + word
+        if candidate.count <= width || !hasWord {
+            line = fit(candidate)
+        } else {
+            lines.append(line)
+            line = fit(indent + word)
+        }
+        hasWord = true
+    }
+    lines.append(line)
+    return lines.joined(separator: "\n") + "\n"
 }

@@ -96,6 +96,31 @@ struct Verify: ParsableCommand {
     }
 }
 
+struct Rebuild: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Derive every projection and index anew from the log (the log itself is not changed).",
+        discussion: """
+        Use it when verify reports a damaged projection while the log is intact, or when a newer \
+        PermissionLedger asks for it. Then run verify.
+
+        Example:
+          permission-ledger rebuild --ledger family.ledger && permission-ledger verify --ledger family.ledger
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+
+    func run() throws {
+        // A writable open of a ledger with old indexes rebuilds them already.
+        let opened = try ledger.openForWriting()
+        do {
+            try opened.rebuildProjections()
+            writeOut("rebuilt the projections of \(try opened.head().seq) events")
+        } catch {
+            throw ToolFailure(error)
+        }
+    }
+}
+
 struct Digest: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the SHA-256 of all derived state at a point of the log.",

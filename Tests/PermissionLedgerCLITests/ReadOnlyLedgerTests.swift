@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// Every reading command, with arguments that make it read handles-observed.jsonl's ledger and find something.
+private let auditReadingCommands: [[String]] = [
+    ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
+    ["questions"],
+    ["known-handles", "--subject", "kid-ben"],
+    ["permissions", "--subject", "kid-ben", "--require", "camera"],
+    ["history", "--subject", "kid-ben", "--from", "seq:2"],
+    ["diff", "--from", "seq:1", "--to", "seq:4"],
+    ["stats"],
+    ["who-approved", "--handle", "robo_rex"],
+    ["export"],
+    ["verify"],
+    ["digest"],
+]
+
+/// What a reading command must leave as it was: the data file's bytes and modification time, and the names in
+/// the ledger's directory.
+private struct LedgerSnapshot: Equatable, CustomStringConvertible {
+    var data: Data
+    var modified: Date?
+    var names: [String]
+
+    init(_ ledger: String) throws {
+        let file = ledger + "/data.mdb"
+        data = try Data(contentsOf: URL(fileURLWithPath: file))
+        modified = try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date
+        names = try FileManager.default.contentsOfDirectory(atPath: ledger).sorted()
+    }
+
+    var description: String {
+        "data.mdb \(data.count) bytes, modified \(modified.map { "\($0.timeIntervalSince1970)" } ?? "?"), files \(names)"
+    }
+}
+
+@Suite("reading commands leave the ledger alone", .timeLimit(.minutes(1)))
+struct ReadOnlyLedgerTests {
+    @Test("a reading command changes neither data.mdb's bytes nor its mtime, and adds no file", arguments: auditReadingCommands)
+    func leavesLedgerUnchanged(_ command: [String]) throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+            let before = try LedgerSnapshot(ledger)
+            #expect(before.names.contains("data.mdb"))
+            // export has no --format; the queries are run in each format.
+            let formats: [[String]] = command == ["export"] ? [[]] : [["--format", "json"], ["--format", "table"], ["--format", "csv"]]
+            for format in formats {
+                let shown = (command + format).joined(separator: " ")
+                let result = try sandbox.run(command + ["--ledger", ledger] + format)
+                #expect(result.status == 0, "\(result)")
+                #expect(!result.crashed)
+                let after = try LedgerSnapshot(ledger)
+                #expect(after.data == before.data, "\(shown) changed data.mdb's bytes")
+                #expect(after.modified == before.modified, "\(shown) changed data.mdb's mtime")
+                #expect(after.names == before.names, "\(shown) added or removed files: \(before.names) → \(after.names)")
+            }
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "nothing left in the working directory")
+            #expect(try sandbox.contents(of: sandbox.temporaryDirectory) == [], "nothing left in TMPDIR")
+        }
+    }
+
+    @Test("on a missing ledger a reading command exits 3 with one line naming it, and creates nothing", arguments: auditReadingCommands)
+    func missingLedger(_ command: [String]) throws {
+        try withSandbox { sandbox in
+            let missing = sandbox.path("missing")
+            let result = try sandbox.run(command + ["--ledger", missing])
+            #expect(result.status == 3, "\(result)")
+            #expect(result.errorLines.count == 1, "one line: \(result)")
+            #expect(result.err.contains(missing), "names the ledger: \(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: missing), "not created")
+
+            // Nor the default ledger, ./permission-ledger, nor one named by $PERMISSION_LEDGER.
+            let byDefault = try sandbox.run(command)
+            #expect(byDefault.status == 3, "\(byDefault)")
+            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "no ./permission-ledger")
+            let named = sandbox.path("from-environment")
+            let fromEnvironment = try sandbox.run(command, environment: ["PERMISSION_LEDGER": named])
+            #expect(fromEnvironment.status == 3, "\(fromEnvironment)")
+            #expect(!FileManager.default.fileExists(atPath: named), "not created")
+        }
+    }
+}
