@@ -165,7 +165,7 @@ final class LMDBStore: ProjectionStore {
             throw EventRecord.DecodingError(reason: "seq \(row.askedSeq) is not the question.asked of \(id.uuidString)")
         }
         let definition = QuestionDefinition(question: question, row: row)
-        definitions[id] = definition
+        remember(definition)
         return definition
     }
 
@@ -198,8 +198,14 @@ final class LMDBStore: ProjectionStore {
             try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
-            definitions[question.id] = QuestionDefinition(question: question, row: row)
+            remember(QuestionDefinition(question: question, row: row))
         }
+    }
+
+    /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.
+    private func remember(_ definition: QuestionDefinition) {
+        if definitions.count >= 200_000 { definitions.removeAll(keepingCapacity: true) }
+        definitions[definition.question.id] = definition
     }
 }
 
