@@ -75,7 +75,7 @@ public struct LedgerDiff: Hashable, Sendable {
 extension LedgerView {
     /// Another view of the same transaction at another point: both see the same snapshot of the log.
     public func at(_ asOf: AsOf) throws -> LedgerView {
-        try LedgerView(txn: txn, tables: tables, asOf: asOf, now: point.time, head: head)
+        try LedgerView(txn: txn, tables: tables, asOf: asOf, now: now, head: head)
     }
 
     /// The first seq recorded at or after a point: `seq:N` is N itself, a time T the first event recorded at or after T.

@@ -14,11 +14,14 @@ public struct LedgerView {
     public let head: LogHead
     /// The point this view answers for.
     public let point: AsOfPoint
+    /// The wall clock when the view was made: the clock of `.now` in ``at(_:)``.
+    let now: Timestamp
 
     init(txn: ReadTransaction, tables: Tables, asOf: AsOf, now: Timestamp, head knownHead: LogHead? = nil) throws {
         self.txn = txn
         self.tables = tables
         head = try knownHead ?? Ledger.head(txn, tables)
+        self.now = now
         switch asOf {
         case .now:
             point = AsOfPoint(seq: head.seq, time: now)
