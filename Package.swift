@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PermissionLedger", targets: ["PermissionLedger"]),
         .library(name: "PermissionModel", targets: ["PermissionModel"]),
+        .library(name: "PermissionLedgerTesting", targets: ["PermissionLedgerTesting"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .executable(name: "permission-ledger", targets: ["permission-ledger"]),
         .executable(name: "ledger-benchmark", targets: ["ledger-benchmark"]),
@@ -14,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // Property-based tests of determinism (test targets only).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,10 +41,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "PermissionLedgerTesting", dependencies: ["PermissionLedger", "PermissionModel"]),
         .executableTarget(name: "ledger-benchmark", dependencies: ["PermissionLedger", "LMDB"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
         .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
+        .testTarget(
+            name: "PermissionLedgerTestingTests",
+            dependencies: [
+                "PermissionLedgerTesting",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "PermissionLedgerCLITests",
             dependencies: ["PermissionLedger", "permission-ledger"]

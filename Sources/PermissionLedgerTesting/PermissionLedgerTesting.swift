@@ -1,0 +1,1 @@
+// The PermissionLedgerTesting library: being written.
