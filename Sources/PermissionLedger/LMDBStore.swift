@@ -26,20 +26,21 @@ struct Tables: Sendable {
     let subjectEvents: Database
     /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
     let handleSubjects: Database
-    /// subject NUL kind value NUL (a `handles` entity) → seq of its first row: a subject's handles, listed
-    /// without walking their history.
-    let subjectHandles: Database
+    /// subject NUL + seq + kind value NUL → ``HandleRow``: each change of a subject's handles, in log order.
+    let handleChanges: Database
+    /// subject NUL + seq → ``HandleCheckpoint``: the subject's whole handle set after that event.
+    let handleCheckpoints: Database
 
     static let names = [
         "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
-        "subjectEvents", "handleSubjects", "subjectHandles",
+        "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints",
     ]
 
     init(environment: Environment, create: Bool) throws {
         let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
         (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
             (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
-        (subjectEvents, handleSubjects, subjectHandles) = (dbs[9], dbs[10], dbs[11])
+        (subjectEvents, handleSubjects, handleChanges, handleCheckpoints) = (dbs[9], dbs[10], dbs[11], dbs[12])
     }
 
     func database(_ table: VersionedTable) -> Database {
@@ -54,7 +55,7 @@ struct Tables: Sendable {
     var derived: [(String, Database)] {
         [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
          ("questions", questions), ("handles", handles), ("permissions", permissions), ("subjectEvents", subjectEvents),
-         ("handleSubjects", handleSubjects), ("subjectHandles", subjectHandles)]
+         ("handleSubjects", handleSubjects), ("handleChanges", handleChanges), ("handleCheckpoints", handleCheckpoints)]
     }
 }
 
@@ -104,6 +105,8 @@ final class LMDBStore: ProjectionStore {
     private var subjectsSeen: Set<ByteKey> = []
     /// Whether `storeEvent` appends to the log (false while rebuilding projections from it).
     var rewritesLog = true
+    private var changesSinceCheckpoint: [ByteKey: Int] = [:]
+    private var touchedSubjects: [ByteKey] = []
 
     init(txn: WriteTransaction, tables: Tables) {
         self.txn = txn
@@ -130,16 +133,30 @@ final class LMDBStore: ProjectionStore {
     }
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
-        let entity = Keys.handle(subject: subject, row.handle)
-        try put(.handles, entity, seq: seq, value: row.encoded())
+        let encoded = row.encoded()
+        try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: encoded)
         do {
-            try txn.put(tables.subjectHandles, key: entity, value: Keys.seq(seq), flags: .noOverwrite)
-            // New for this subject: index it by handle too.
             try txn.put(tables.handleSubjects, key: Keys.handleSubject(row.handle, subject: subject), value: Keys.seq(seq), flags: .noOverwrite)
         } catch {
-            // keyExists: the subject had this handle already; both indexes hold it.
+            // keyExists: the subject had this handle already.
             guard error == .keyExists else { throw error }
         }
+        let subjectKey = ByteKey(Keys.subjectPrefix(subject))
+        if changesSinceCheckpoint[subjectKey] == nil {
+            changesSinceCheckpoint[subjectKey] = try HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
+        }
+        try txn.put(tables.handleChanges, key: subjectKey.bytes + Keys.seq(seq) + Keys.handleOnly(row.handle), value: encoded)
+        changesSinceCheckpoint[subjectKey]! += 1
+        if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
+    }
+
+    func endEvent(seq: UInt64) throws {
+        for subject in touchedSubjects where changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
+            let rows = try HandleSets.rows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
+            try txn.put(tables.handleCheckpoints, key: subject.bytes + Keys.seq(seq), value: HandleCheckpoint.encode(rows.map { ($0.key, $0.value) }))
+            changesSinceCheckpoint[subject] = 0
+        }
+        touchedSubjects.removeAll(keepingCapacity: true)
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
@@ -231,6 +248,9 @@ final class MemoryStore: ProjectionStore {
     private var eventIDs: [ByteKey: UInt64] = [:]
     private var events: [UInt64: PermissionEvent] = [:]
     private var subjects: Set<ByteKey> = []
+    /// Per subject, when keeping rows: every handle's latest row and the changes since the last checkpoint.
+    private var handleSets: [ByteKey: (rows: [ByteKey: HandleRow], changes: Int)] = [:]
+    private var touchedSubjects: [ByteKey] = []
 
     init(keepsRows: Bool) {
         self.keepsRows = keepsRows
@@ -263,9 +283,14 @@ final class MemoryStore: ProjectionStore {
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
         let key = SubjectKey(subject: subject, item: row.handle)
-        if keepsRows, handles[key] == nil {
-            record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq))
-            record("subjectHandles", Keys.handle(subject: subject, row.handle), Keys.seq(seq))
+        if keepsRows {
+            if handles[key] == nil { record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
+            let subjectKey = ByteKey(Keys.subjectPrefix(subject))
+            let handleKey = ByteKey(Keys.handleOnly(row.handle))
+            record("handleChanges", subjectKey.bytes + Keys.seq(seq) + handleKey.bytes, row.encoded())
+            handleSets[subjectKey, default: ([:], 0)].rows[handleKey] = row
+            handleSets[subjectKey]!.changes += 1
+            if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
         }
         handles[key] = row
         record("handles", Keys.handle(subject: subject, row.handle) + Keys.seq(seq), row.encoded())
@@ -277,6 +302,14 @@ final class MemoryStore: ProjectionStore {
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(ByteKey(Array(subject.utf8))) }
+
+    func endEvent(seq: UInt64) throws {
+        for subject in touchedSubjects where handleSets[subject]!.changes >= HandleCheckpoint.interval {
+            record("handleCheckpoints", subject.bytes + Keys.seq(seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
+            handleSets[subject]!.changes = 0
+        }
+        touchedSubjects.removeAll(keepingCapacity: true)
+    }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         eventIDs[ByteKey(Array(event.id.utf8))] = seq
@@ -310,5 +343,41 @@ struct ByteKey: Hashable {
 
     func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
+/// Reading a subject's handle set through its checkpoints and change log.
+enum HandleSets {
+    /// Every handle's latest row for the subject at or before `seq`: the latest checkpoint, then the changes after it.
+    static func rows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> [ByteKey: HandleRow] {
+        var rows: [ByteKey: HandleRow] = [:]
+        var from: UInt64 = 1
+        if let checkpoint = try txn.cursor(tables.handleCheckpoints).latest(prefix, atMost: seq) {
+            rows = try HandleCheckpoint.decode(checkpoint.value)
+            from = checkpoint.seq + 1
+        }
+        guard from <= seq else { return rows }
+        let cursor = try txn.cursor(tables.handleChanges)
+        var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(from))
+        while let e = entry, e.key.count > prefix.count + 8, e.key.starts(with: prefix) {
+            let changeSeq = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+            if changeSeq > seq { break }
+            rows[ByteKey(Array(e.key[(prefix.count + 8)...]))] = try HandleRow(decoding: e.value)
+            entry = try cursor.next()
+        }
+        return rows
+    }
+
+    /// How many changes of the subject's handles follow its latest checkpoint.
+    static func changesSinceCheckpoint(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8]) throws -> Int {
+        let from = try txn.cursor(tables.handleCheckpoints).latest(prefix, atMost: .max).map { $0.seq + 1 } ?? 1
+        let cursor = try txn.cursor(tables.handleChanges)
+        var count = 0
+        var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(from))
+        while let e = entry, e.key.count > prefix.count + 8, e.key.starts(with: prefix) {
+            count += 1
+            entry = try cursor.next()
+        }
+        return count
     }
 }

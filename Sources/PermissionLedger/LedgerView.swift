@@ -139,20 +139,11 @@ public struct LedgerView {
 
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
+        // The subject's latest checkpoint at or before the point, then at most a checkpoint interval of changes.
+        let rows = try HandleSets.rows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
         var result: [KnownHandle] = []
-        // The subject's handles come from a small index; each one's latest version is one seek away.
-        let prefix = Keys.subjectPrefix(subject)
-        let members = try txn.cursor(tables.subjectHandles)
-        let versions = try txn.cursor(tables.handles)
-        var entry = try members.seek(atOrAfter: prefix)
-        while let e = entry, e.key.starts(with: prefix) {
-            if Keys.decodeSeq(e.value) <= point.seq, let latest = try versions.latest(Array(e.key), atMost: point.seq) {
-                let row = try HandleRow(decoding: latest.value)
-                if row.known, row.until.map({ $0 > point.time }) ?? true {
-                    result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
-                }
-            }
-            entry = try members.next()
+        for row in rows.values where row.known && (row.until.map { $0 > point.time } ?? true) {
+            result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
         }
         return result.sorted { $0.handle < $1.handle }
     }

@@ -238,3 +238,34 @@ extension Codes {
         }
     }
 }
+
+/// A subject's whole handle set at one seq: every handle's latest row, ordered by key. Written every
+/// ``interval`` handle changes of the subject, so that the set as of any point is one checkpoint plus
+/// at most that many changes away.
+enum HandleCheckpoint {
+    static let interval = 32
+
+    static func encode(_ rows: [(key: ByteKey, row: HandleRow)]) -> [UInt8] {
+        var w = RecordWriter(capacity: 64 * rows.count + 8)
+        w.byte(1)
+        w.unsigned(UInt64(rows.count))
+        for (_, row) in rows.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+            let bytes = row.encoded()
+            w.unsigned(UInt64(bytes.count))
+            w.bytes.append(contentsOf: bytes)
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [ByteKey: HandleRow] {
+        var r = RecordReader(bytes)
+        guard try r.byte() == 1 else { throw .init(reason: "unknown handle checkpoint version") }
+        var rows: [ByteKey: HandleRow] = [:]
+        for _ in 0..<(try r.count()) {
+            let row = try HandleRow(decoding: try r.raw(try r.count()))
+            rows[ByteKey(Keys.handleOnly(row.handle))] = row
+        }
+        guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle checkpoint") }
+        return rows
+    }
+}

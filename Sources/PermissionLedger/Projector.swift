@@ -27,6 +27,8 @@ protocol ProjectionStore: AnyObject {
     func isKnownSubject(_ subject: String) throws -> Bool
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
+    /// Called once all of an event's projections are written: checkpoints subjects' handle sets.
+    func endEvent(seq: UInt64) throws
 }
 
 /// The log's head: the last event's position, chain hash and `recordedAt`.
@@ -181,6 +183,7 @@ struct Projector<Store: ProjectionStore> {
         case .permission(let row):
             try store.putPermission(subject: event.subject, row, seq: seq)
         }
+        try store.endEvent(seq: seq)
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
         return .appended(seq: seq)
     }

@@ -1,1 +1,0 @@
-// The PermissionLedgerTesting library: being written.
