@@ -22,10 +22,10 @@ extension Ledger {
     /// On a difference, records an issue such as:
     ///
     /// ```
-    /// Question 5CE4A210-0000-4000-8000-000000000001 as of seq:5 (clock 2026-11-20T09:05:01Z):
-    ///        expected  actual
-    ///    ✗ state   approved  pending
-    ///      late    true      false
+    /// Question 5CE4A210-0000-4000-8000-000000000001 of "kid-1" as of seq:5 (clock 2026-11-20T09:05:01Z):
+    ///            expected  actual
+    ///   ✗ state  approved  pending
+    ///     late   true      true
     /// ```
     ///
     /// - Parameters:
@@ -93,7 +93,7 @@ extension Ledger {
             ], differs: expectedSet.contains(handle) != (actualByHandle[handle] != nil))
         }
         return SideBySide(
-            title: "\(what) \(point): expected \(expectedSet.count), actual \(actual.count)",
+            title: "\(what) \(point); expected \(expectedSet.count), actual \(actual.count)",
             header: ["expected", "actual"], rows: rows.isEmpty ? [.init(["(none)", "(none)"])] : rows
         ).record(sourceLocation)
     }

@@ -8,9 +8,11 @@ import PermissionModel
 /// came from is kept, so that a rejection at replay names the line, as the `permission-ledger` tool does.
 ///
 /// ```swift
-/// let fixture = try Fixture(contentsOf: URL(fileURLWithPath: "Fixtures/late-answer.jsonl"))
-/// try await fixture.replay { replayed in
+/// let fixture = try Fixture(path: "Fixtures/late-answer.jsonl")
+/// let q1 = UUID(uuidString: "6A3F1C2E-0005-4000-8000-000000000001")!
+/// try fixture.replay { replayed in
 ///     replayed.expectQuestion(q1, state: .approved, late: true)
+///     replayed.expectQuestion(q1, state: .expired, asOf: .seq(4))
 /// }
 /// ```
 public struct Fixture: Hashable, Sendable {

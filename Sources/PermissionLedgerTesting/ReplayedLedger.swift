@@ -9,13 +9,17 @@ import PermissionModel
 /// object is deinitialized, whichever comes first. The ledger is not durable (no fsync): it exists for a test.
 ///
 /// ```swift
-/// try await Fixture(path: "Fixtures/time-limited.jsonl").replay { replayed in
+/// try Fixture(path: "Fixtures/time-limited.jsonl").replay { replayed in
 ///     replayed.expectKnownHandles(subject: "kid-ben", [("aunt.jo@example.net", .emailAddress)])
 ///     replayed.expectKnownHandles(subject: "kid-ben", [("pixelpal", .custom), ("aunt.jo@example.net", .emailAddress)],
 ///                                 asOf: .seq(6))
 ///     print(try replayed.digest())
 /// }
 /// ```
+///
+/// Each scoped API has a synchronous and an `async` form; a closure that awaits picks the `async` one.
+/// Swift infers whether a closure throws before it expands macros, so a closure whose only `try` is
+/// inside `#expect(try …)` must say so: `{ replayed throws in … }`.
 public final class ReplayedLedger: Sendable {
     /// The ledger itself, for any query the helpers do not cover.
     public let ledger: Ledger
@@ -104,7 +108,8 @@ public final class ReplayedLedger: Sendable {
 ///
 /// ```swift
 /// let fixture = try Fixture(jsonLines: text)
-/// let digest = try await withReplayedLedger(fixture) { replayed in
+/// let digest = try await withReplayedLedger(fixture) { replayed async throws in
+///     try await replayed.ledger.append(moreEvents)
 ///     replayed.expectQuestion(id, state: .denied)
 ///     return try replayed.digest()
 /// }
@@ -137,8 +142,8 @@ extension Fixture {
     /// Replays the fixture into a throwaway ledger, runs `body` with it, and removes the ledger afterwards.
     ///
     /// ```swift
-    /// try await Fixture(path: "Fixtures/decline.jsonl").replay { replayed in
-    ///     replayed.expectPermissions(subject: "kid-ava", [:])
+    /// try Fixture(path: "Fixtures/permissions.jsonl").replay { replayed in
+    ///     replayed.expectPermission(.camera, .askAgain, subject: "kid-ava", asOf: .seq(2))
     /// }
     /// ```
     ///

@@ -16,7 +16,7 @@ import PermissionModel
 /// s.answered(q, choice: "approve", via: .messages)
 /// s.permission(.camera, .authorized, cause: .systemPrompt)
 ///
-/// try await s.replay { replayed in
+/// try s.replay { replayed in
 ///     replayed.expectQuestion(q, state: .approved, late: false)
 ///     replayed.expectKnownHandles(subject: "kid-1", [("dragonslayer42", .custom)])
 ///     replayed.expectQuestion(q, state: .pending, asOf: .seq(1))
