@@ -70,9 +70,11 @@ struct Projector<Store: ProjectionStore> {
     ///     instead of being encoded again.
     /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
     ///   storage errors as they come.
-    mutating func apply(_ input: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
-        let type = input.type.rawValue
+    mutating func apply(_ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
+        let type = offered.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
+        // Events made in Swift meet the same rules as those read from JSON Lines.
+        let input = try Self.checkedShape(offered, reject: reject)
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)
@@ -186,6 +188,48 @@ struct Projector<Store: ProjectionStore> {
         try store.endEvent(seq: seq)
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
         return .appended(seq: seq)
+    }
+
+    /// The rules of the JSON form that a value made in Swift could break, and the same normalization
+    /// (duplicate handles in an observation folded), so that what is stored always exports and re-imports.
+    static func checkedShape(_ event: PermissionEvent, reject: (String) -> EventRejection) throws -> PermissionEvent {
+        for (text, field, limit) in [(event.id, "id", 128), (event.subject, "subject", 256)] {
+            do {
+                try validateText(text, field: field, maxBytes: limit)
+            } catch {
+                throw reject(error.description)
+            }
+        }
+        for (name, time) in [("occurredAt", event.occurredAt), ("recordedAt", event.recordedAt)] {
+            if let time, time < .earliest || time > .latest {
+                throw reject("\(name): falls outside the years 0000 to 9999")
+            }
+        }
+        var event = event
+        switch event.payload {
+        case .questionAsked(let question):
+            if let expiresAt = question.expiresAt, expiresAt <= event.occurredAt || expiresAt > .latest {
+                throw reject("question.expiresAt: \(expiresAt) is not later than occurredAt \(event.occurredAt)")
+            }
+        case .questionAnswered(_, let choiceID, _) where choiceID.isEmpty:
+            throw reject("choiceId: must not be empty")
+        case .handlesObserved(let checked, let known):
+            guard !checked.isEmpty else { throw reject("checked: must list at least one handle") }
+            let checkedSet = Set(checked)
+            if let stray = known.first(where: { !checkedSet.contains($0) }) {
+                throw reject("known: \(quoted(stray.value)) (\(stray.kind.rawValue)) is not among the checked handles; known must be a subset of checked")
+            }
+            var seen = Set<CommunicationHandle>()
+            let foldedChecked = checked.filter { seen.insert($0).inserted }
+            seen.removeAll()
+            let foldedKnown = known.filter { seen.insert($0).inserted }
+            if foldedChecked.count != checked.count || foldedKnown.count != known.count {
+                event.payload = .handlesObserved(checked: foldedChecked, known: foldedKnown)
+            }
+        default:
+            break
+        }
+        return event
     }
 
     private func knownQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {

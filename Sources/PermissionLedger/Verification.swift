@@ -67,14 +67,21 @@ extension Ledger {
 
 /// Iterates the raw log inside any transaction.
 enum StoredLog {
-    /// Calls `body` with each stored event (without `seq` and `hash`, as it was offered) and its stored record.
+    /// Calls `body` with each stored event (without `seq` and `hash`, as it was offered) and its stored record,
+    /// after checking the record against the hash chain: damage is reported as damage, before any rule sees it.
     static func forEach(_ txn: ReadTransaction, _ tables: Tables, _ body: (PermissionEvent, [UInt8]) throws -> Void) throws {
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.first()
+        var previous = ChainHash.genesis
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
             guard e.value.count > 32 else { throw LedgerError(.damaged, "the stored event is truncated", seq: seq) }
             let record = Array(e.value[32...])
+            let hash = chainHash(previous: previous, record: record)
+            guard hash.bytes.elementsEqual(e.value[0..<32]) else {
+                throw LedgerError(.damaged, "the chain hash does not match the event's bytes", seq: seq)
+            }
+            previous = hash
             let event: PermissionEvent
             do {
                 event = try record.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try EventRecord.decode(buffer) }
