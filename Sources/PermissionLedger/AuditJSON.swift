@@ -92,10 +92,7 @@ extension QueryJSON {
             w.raw(",\"since\":"); w.string(r.since.description)
             w.raw(",\"until\":"); w.optionalString(r.until?.description)
             w.raw(",\"source\":")
-            switch r.source {
-            case .question(let id): w.raw("{\"question\":"); w.string(id.uuidString); w.raw("}")
-            case .observation(let seq): w.raw("{\"observation\":"); w.integer(seq); w.raw("}")
-            }
+            writeSource(r.source, to: &w)
             w.raw(",\"question\":")
             if let q = r.question {
                 w.raw("{\"id\":"); w.string(q.question.id.uuidString)

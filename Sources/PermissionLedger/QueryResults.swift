@@ -166,11 +166,16 @@ public enum QueryJSON {
         w.key("since"); w.string(h.since.description)
         w.key("until"); w.optionalString(h.until?.description)
         w.key("source")
-        switch h.source {
+        writeSource(h.source, to: &w)
+        w.raw("}")
+    }
+
+    /// `{"question":ID}` for an approval, `{"observation":SEQ}` for a `handles.observed` event.
+    static func writeSource(_ source: HandleSource, to w: inout JSONWriter) {
+        switch source {
         case .question(let id): w.raw("{\"question\":"); w.string(id.uuidString); w.raw("}")
         case .observation(let seq): w.raw("{\"observation\":"); w.integer(seq); w.raw("}")
         }
-        w.raw("}")
     }
 
     static func writePermission(_ p: PermissionStatus, to w: inout JSONWriter) {

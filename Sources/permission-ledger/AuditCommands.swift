@@ -45,13 +45,7 @@ struct History: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        var typeFilter: EventType?
-        if let type {
-            guard let parsed = EventType(rawValue: type) else {
-                throw ToolFailure(.usage, "usage: --type \(quoted(type)) is not one of \(EventType.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            typeFilter = parsed
-        }
+        let typeFilter: EventType? = try type.map { try parseChoice($0, option: "--type") }
         let fromPoint = try from.map { try parseWhen($0, option: "--from") }
         let toPoint = try to.map { try parseWhen($0, option: "--to") }
         let reference = try question.map { try QuestionReference(parsing: $0) }
@@ -205,12 +199,7 @@ struct WhoApproved: ParsableCommand {
 
     func run() throws {
         var kinds = CommunicationHandle.Kind.allCases
-        if let kind {
-            guard let parsed = CommunicationHandle.Kind(rawValue: kind) else {
-                throw ToolFailure(.usage, "usage: --kind \(quoted(kind)) is not one of phoneNumber, emailAddress, custom")
-            }
-            kinds = [parsed]
-        }
+        if let kind { kinds = [try parseChoice(kind, option: "--kind")] }
         let handles = kinds.compactMap { try? CommunicationHandle(value: handle, kind: $0) }
         guard !handles.isEmpty else {
             var why = "\(quoted(handle)) is not a valid handle of any kind"

@@ -63,6 +63,14 @@ func parseWhen(_ text: String, option: String) throws -> AsOf {
     }
 }
 
+/// Parses an option's value that must be one of an enumeration's names (exit 2 with the choices otherwise).
+func parseChoice<E: RawRepresentable & CaseIterable>(_ text: String, option: String) throws -> E where E.RawValue == String {
+    guard let value = E(rawValue: text) else {
+        throw ToolFailure(.usage, "usage: \(option) \(quoted(text)) is not one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    return value
+}
+
 /// Runs a read against the ledger, mapping its errors to exit codes.
 func reading<T>(_ ledger: Ledger, asOf: AsOf?, _ body: (LedgerView) throws -> T) throws -> T {
     do {

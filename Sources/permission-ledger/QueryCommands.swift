@@ -130,13 +130,7 @@ struct Questions: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        var stateFilter: QuestionState?
-        if let state {
-            guard let parsed = QuestionState(rawValue: state) else {
-                throw ToolFailure(.usage, "usage: --state \(quoted(state)) is not one of \(QuestionState.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            stateFilter = parsed
-        }
+        let stateFilter: QuestionState? = try state.map { try parseChoice($0, option: "--state") }
         let point = try asOf.point()
         let opened = try ledger.openForReading()
         let (list, at) = try reading(opened, asOf: point) { (try $0.questions(subject: subject, state: stateFilter), $0.point) }
