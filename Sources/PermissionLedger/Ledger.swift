@@ -170,19 +170,25 @@ public final class Ledger: Sendable {
     }
 
     /// Appends a batch like ``append(_:maxRejections:)``, blocking the calling thread until it is durable.
+    ///
+    /// - Parameter progress: called with the number of events checked so far, every 10,000 events, for long batches.
     @discardableResult
-    public func appendSynchronously(_ events: [PermissionEvent], maxRejections: Int = 100) throws -> AppendSummary {
-        try writeBatch(events, maxRejections: maxRejections, dryRun: false)
+    public func appendSynchronously(
+        _ events: [PermissionEvent], maxRejections: Int = 100, progress: ((Int) -> Void)? = nil
+    ) throws -> AppendSummary {
+        try writeBatch(events, maxRejections: maxRejections, dryRun: false, progress: progress)
     }
 
     /// Checks a batch against every rule as ``append(_:maxRejections:)`` would, and writes nothing.
-    public func validate(_ events: [PermissionEvent], maxRejections: Int = 100) throws -> AppendSummary {
-        try writeBatch(events, maxRejections: maxRejections, dryRun: true)
+    public func validate(_ events: [PermissionEvent], maxRejections: Int = 100, progress: ((Int) -> Void)? = nil) throws -> AppendSummary {
+        try writeBatch(events, maxRejections: maxRejections, dryRun: true, progress: progress)
     }
 
     private struct DryRun: Error { var summary: AppendSummary }
 
-    private func writeBatch(_ events: [PermissionEvent], maxRejections: Int, dryRun: Bool) throws -> AppendSummary {
+    private func writeBatch(
+        _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, progress: ((Int) -> Void)? = nil
+    ) throws -> AppendSummary {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
         let clock = options.clock
         do {
@@ -193,6 +199,7 @@ public final class Ledger: Sendable {
                 outcomes.reserveCapacity(events.count)
                 var rejections: [(index: Int, rejection: EventRejection)] = []
                 for (index, event) in events.enumerated() {
+                    if let progress, index > 0, index % 10_000 == 0 { progress(index) }
                     do {
                         outcomes.append(try projector.apply(event, clock: clock))
                     } catch let rejection as EventRejection {

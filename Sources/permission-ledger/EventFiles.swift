@@ -17,6 +17,21 @@ struct EventFiles {
     var problems: [(order: Int, line: String)] = []
     private var order = 0
 
+    /// Reports progress of long imports on standard error, when it is a terminal.
+    struct Progress {
+        let enabled = isatty(STDERR_FILENO) == 1
+        func show(_ text: String) {
+            guard enabled else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        }
+        func done() {
+            guard enabled else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        }
+    }
+
+    let progress = Progress()
+
     /// Reads and parses the files (`-` is standard input). Lines that do not parse become problems.
     static func read(_ files: [String]) throws -> EventFiles {
         var result = EventFiles()
@@ -44,6 +59,7 @@ struct EventFiles {
             let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
             lineNumber += 1
             order += 1
+            if lineNumber % 50_000 == 0 { progress.show("reading \(name): \(lineNumber) lines") }
             let place = "\(name):\(lineNumber)"
             do {
                 if let event = try EventJSON.decode(line: bytes[start..<end]) {
@@ -72,12 +88,16 @@ struct EventFiles {
             sorted.append("rejected: nothing was written")
             return ToolFailure(.rejected, lines: sorted)
         }
+        let total = plain.count
+        let report: ((Int) -> Void)? = progress.enabled && total >= 20_000
+            ? { [progress] done in progress.show("checking and writing: \(done) of \(total) events") } : nil
+        defer { progress.done() }
         do {
             if problems.isEmpty {
-                return try ledger.appendSynchronously(plain, maxRejections: Self.maxReported)
+                return try ledger.appendSynchronously(plain, maxRejections: Self.maxReported, progress: report)
             }
             // Some lines did not parse: still check the rest against the rules, to report everything at once.
-            _ = try ledger.validate(plain, maxRejections: Self.maxReported)
+            _ = try ledger.validate(plain, maxRejections: Self.maxReported, progress: report)
             throw fail()
         } catch let rejected as AppendRejected {
             for (index, rejection) in rejected.rejections {
