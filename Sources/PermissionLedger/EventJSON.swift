@@ -122,14 +122,7 @@ public enum EventJSON {
             let known = try fields.array("known") { (value: JSONValue, path: String) throws(PermissionModelError) in
                 try handle(value, path: path)
             }
-            guard !checked.isEmpty else { throw PermissionModelError("must list at least one handle", field: "checked") }
-            let checkedSet = Set(checked)
-            for (index, handle) in known.enumerated() where !checkedSet.contains(handle) {
-                throw PermissionModelError(
-                    "\(quoted(handle.value)) (\(handle.kind.rawValue)) is not among the checked handles; known must be a subset of checked",
-                    field: "known[\(index)]")
-            }
-            payload = .handlesObserved(checked: folded(checked), known: folded(known))
+            payload = try .handlesObserved(checking: checked, known: known)
         case .permissionChanged:
             let permission = try fields.enumeration("permission", SystemPermission.self)
             let state = try fields.enumeration("state", SystemPermission.State.self)
@@ -138,11 +131,6 @@ public enum EventJSON {
         }
         return PermissionEvent(
             id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, seq: seq, hash: hash, payload: payload)
-    }
-
-    private static func folded(_ handles: [CommunicationHandle]) -> [CommunicationHandle] {
-        var seen = Set<CommunicationHandle>()
-        return handles.filter { seen.insert($0).inserted }
     }
 
     private static func question(_ fields: Fields, occurredAt: Timestamp) throws(PermissionModelError) -> PermissionQuestion {

@@ -87,6 +87,29 @@ public struct PermissionEvent: Hashable, Sendable {
     }
 }
 
+extension PermissionEvent.Payload {
+    /// A `handles.observed` payload checked as EVENTS.md requires: `checked` is not empty and `known` is a
+    /// subset of it; repeated handles are folded, as the JSON form does.
+    ///
+    /// - Throws: ``PermissionModel/PermissionModelError`` naming `checked` or `known[i]`.
+    public static func handlesObserved(
+        checking checked: [CommunicationHandle], known: [CommunicationHandle]
+    ) throws(PermissionModelError) -> Self {
+        guard !checked.isEmpty else { throw PermissionModelError("must list at least one handle", field: "checked") }
+        let checkedSet = Set(checked)
+        for (index, handle) in known.enumerated() where !checkedSet.contains(handle) {
+            throw PermissionModelError(
+                "\(quoted(handle.value)) (\(handle.kind.rawValue)) is not among the checked handles; known must be a subset of checked",
+                field: "known[\(index)]")
+        }
+        func folded(_ handles: [CommunicationHandle]) -> [CommunicationHandle] {
+            var seen = Set<CommunicationHandle>()
+            return handles.filter { seen.insert($0).inserted }
+        }
+        return .handlesObserved(checked: folded(checked), known: folded(known))
+    }
+}
+
 /// The type of an event, named as in the JSON Lines form.
 public enum EventType: String, Hashable, Sendable, CaseIterable {
     case questionAsked = "question.asked"

@@ -214,17 +214,10 @@ struct Projector<Store: ProjectionStore> {
         case .questionAnswered(_, let choiceID, _) where choiceID.isEmpty:
             throw reject("choiceId: must not be empty")
         case .handlesObserved(let checked, let known):
-            guard !checked.isEmpty else { throw reject("checked: must list at least one handle") }
-            let checkedSet = Set(checked)
-            if let stray = known.first(where: { !checkedSet.contains($0) }) {
-                throw reject("known: \(quoted(stray.value)) (\(stray.kind.rawValue)) is not among the checked handles; known must be a subset of checked")
-            }
-            var seen = Set<CommunicationHandle>()
-            let foldedChecked = checked.filter { seen.insert($0).inserted }
-            seen.removeAll()
-            let foldedKnown = known.filter { seen.insert($0).inserted }
-            if foldedChecked.count != checked.count || foldedKnown.count != known.count {
-                event.payload = .handlesObserved(checked: foldedChecked, known: foldedKnown)
+            do {
+                event.payload = try .handlesObserved(checking: checked, known: known)
+            } catch {
+                throw reject(error.description)
             }
         default:
             break

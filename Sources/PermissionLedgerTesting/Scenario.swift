@@ -184,14 +184,7 @@ public struct Scenario: Sendable {
     public mutating func observed(
         checked: [CommunicationHandle], known: [CommunicationHandle], subject: String? = nil
     ) throws(PermissionModelError) {
-        guard !checked.isEmpty else { throw PermissionModelError("must list at least one handle", field: "checked") }
-        let checkedSet = Set(checked)
-        for (index, handle) in known.enumerated() where !checkedSet.contains(handle) {
-            throw PermissionModelError(
-                "\(quoted(handle.value)) (\(handle.kind.rawValue)) is not among the checked handles; known must be a subset of checked",
-                field: "known[\(index)]")
-        }
-        record(.handlesObserved(checked: Self.folded(checked), known: Self.folded(known)), subject: subject)
+        record(try .handlesObserved(checking: checked, known: known), subject: subject)
     }
 
     /// Records `permission.changed`.
@@ -261,11 +254,6 @@ public struct Scenario: Sendable {
         let text = String(repeating: "0", count: 8 - namespace.count) + namespace + "-0000-4000-8000-"
             + String(repeating: "0", count: max(0, 12 - counter.count)) + counter
         return UUID(uuidString: text)!
-    }
-
-    private static func folded(_ handles: [CommunicationHandle]) -> [CommunicationHandle] {
-        var seen = Set<CommunicationHandle>()
-        return handles.filter { seen.insert($0).inserted }
     }
 
     private static func check(_ text: String, field: String, maxBytes: Int) {

@@ -31,7 +31,7 @@ private func expectHistory(
     }
 }
 
-@Suite("history", .timeLimit(.minutes(1)))
+@Suite("history", .timeLimit(.minutes(10)))
 struct HistoryTests {
     @Test("--format json gives {\"events\":[…]}, each event exactly as export writes it, in seq order")
     func jsonIsExport() throws {
@@ -260,7 +260,7 @@ struct HistoryTests {
     }
 }
 
-@Suite("diff", .timeLimit(.minutes(1)))
+@Suite("diff", .timeLimit(.minutes(10)))
 struct DiffTests {
     @Test("an approval between seq:1 and seq:2: the question pending → approved and the handle added (approval-messages.jsonl)")
     func approval() throws {
@@ -489,7 +489,7 @@ private func headerQuestionStates(_ text: String, section: String) throws -> [St
     return counts
 }
 
-@Suite("stats", .timeLimit(.minutes(1)))
+@Suite("stats", .timeLimit(.minutes(10)))
 struct StatsTests {
     @Test("JSON counts match the fixture's header: events by type, subjects, questions by state (family-day.jsonl)")
     func familyDay() throws {
@@ -593,7 +593,7 @@ struct StatsTests {
     }
 }
 
-@Suite("who-approved", .timeLimit(.minutes(1)))
+@Suite("who-approved", .timeLimit(.minutes(10)))
 struct WhoApprovedTests {
     @Test("an approval revoked by handles.observed: the approval, then the observation that ended it (handles-observed.jsonl)")
     func revokedByObservation() throws {

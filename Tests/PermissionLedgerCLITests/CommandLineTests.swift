@@ -12,7 +12,7 @@ private let readingCommands: [[String]] = [
     ["permissions", "--subject", "kid-ava"],
 ]
 
-@Suite("usage errors", .timeLimit(.minutes(1)))
+@Suite("usage errors", .timeLimit(.minutes(10)))
 struct UsageTests {
     @Test("wrong usage exits 2 (not 64) with a message on standard error", arguments: [
         ["frobnicate"],
@@ -63,7 +63,7 @@ struct UsageTests {
     }
 }
 
-@Suite("ledger errors", .timeLimit(.minutes(1)))
+@Suite("ledger errors", .timeLimit(.minutes(10)))
 struct LedgerErrorTests {
     @Test("a reading command on a missing ledger exits 3 and does not create it", arguments: readingCommands)
     func missingLedger(_ command: [String]) throws {
@@ -168,7 +168,7 @@ struct LedgerErrorTests {
     }
 }
 
-@Suite("table output", .timeLimit(.minutes(1)))
+@Suite("table output", .timeLimit(.minutes(10)))
 struct TableOutputTests {
     @Test("--format table fits 80 columns for questions, known-handles and permissions (family-day.jsonl)")
     func fitsEightyColumns() throws {

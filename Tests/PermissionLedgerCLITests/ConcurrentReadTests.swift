@@ -56,7 +56,7 @@ private func disagreement(_ seen: [[String: Any]], _ later: [[String: Any]]) -> 
     return nil
 }
 
-@Suite("reading while writing", .timeLimit(.minutes(1)))
+@Suite("reading while writing", .timeLimit(.minutes(10)))
 struct ConcurrentReadTests {
     @Test("readers in other processes never fail and see only whole transactions, each what a later read as of that seq gives")
     func readersSeeCommittedTransactions() throws {

@@ -7,7 +7,7 @@ private func digest(in run: ToolRun, excluding head: String? = nil) throws -> St
     return try #require(words.first, "no digest in \(run)")
 }
 
-@Suite("digest and replay", .timeLimit(.minutes(1)))
+@Suite("digest and replay", .timeLimit(.minutes(10)))
 struct DigestTests {
     @Test("the same events in two ledgers give the same digest; other events another")
     func sameEventsSameDigest() throws {

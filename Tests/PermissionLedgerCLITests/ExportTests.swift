@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("export", .timeLimit(.minutes(1)))
+@Suite("export", .timeLimit(.minutes(10)))
 struct ExportTests {
     @Test("an export imported into an empty ledger gives an identical ledger (family-day.jsonl)")
     func roundTrip() throws {

@@ -12,7 +12,7 @@ import Testing
 /// - Every invalid fixture has a `# error: LINE: MESSAGE` header: the first line `import` writes to standard
 ///   error, after `FILE:`, both into an empty ledger and into one holding the file's good prefix (which the
 ///   rejected import must leave unchanged).
-@Suite("fixture expectations", .timeLimit(.minutes(2)))
+@Suite("fixture expectations", .timeLimit(.minutes(10)))
 struct FixtureExpectationTests {
     /// One check of an expected file.
     struct Check: CustomStringConvertible {

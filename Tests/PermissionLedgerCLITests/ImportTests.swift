@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("import", .timeLimit(.minutes(1)))
+@Suite("import", .timeLimit(.minutes(10)))
 struct ImportTests {
     @Test("reports the events appended, the duplicates and the new head seq")
     func reportsWhatWasAppended() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("known-handles", .timeLimit(.minutes(1)))
+@Suite("known-handles", .timeLimit(.minutes(10)))
 struct KnownHandlesTests {
     @Test("--format json gives asOf, subject and handles ordered by kind, then value")
     func json() throws {

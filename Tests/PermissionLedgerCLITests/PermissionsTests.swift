@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("permissions", .timeLimit(.minutes(1)))
+@Suite("permissions", .timeLimit(.minutes(10)))
 struct PermissionsTests {
     @Test("lists each permission's latest state, ordered by name, with canPrompt only in notDetermined and askAgain")
     func states() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("question", .timeLimit(.minutes(1)))
+@Suite("question", .timeLimit(.minutes(10)))
 struct QuestionTests {
     static let approvalID = "6A3F1C2E-0001-4000-8000-000000000001"
 
@@ -196,7 +196,7 @@ struct QuestionTests {
     }
 }
 
-@Suite("questions", .timeLimit(.minutes(1)))
+@Suite("questions", .timeLimit(.minutes(10)))
 struct QuestionsTests {
     @Test("--subject and --state filter the list (family-day.jsonl, as of seq:1200)")
     func filters() throws {

@@ -35,7 +35,7 @@ private struct LedgerSnapshot: Equatable, CustomStringConvertible {
     }
 }
 
-@Suite("reading commands leave the ledger alone", .timeLimit(.minutes(1)))
+@Suite("reading commands leave the ledger alone", .timeLimit(.minutes(10)))
 struct ReadOnlyLedgerTests {
     @Test("a reading command changes neither data.mdb's bytes nor its mtime, and adds no file", arguments: auditReadingCommands)
     func leavesLedgerUnchanged(_ command: [String]) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("verify", .timeLimit(.minutes(1)))
+@Suite("verify", .timeLimit(.minutes(10)))
 struct VerifyTests {
     @Test("prints ok: N events, head HASH for an intact ledger")
     func intactLedger() throws {

@@ -15,7 +15,7 @@ import Testing
 ///   here, loudly, instead of silently leaving old ledgers undecodable or their hashes unverifiable.
 /// - For every version ever committed, a ledger whose log holds the committed bytes (and nothing else: an
 ///   old ledger whose derived tables are rebuilt) must open, verify intact and read back the fixture's events.
-@Suite("storage format golden records", .timeLimit(.minutes(1)))
+@Suite("storage format golden records", .timeLimit(.minutes(10)))
 struct StorageFormatGoldenTests {
     /// The storage format (meta `format`, and the records' version byte) this build writes.
     static let currentVersion: UInt8 = Ledger.formatVersion
