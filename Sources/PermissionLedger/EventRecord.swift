@@ -249,10 +249,6 @@ struct RecordWriter {
         if let t { byte(1); signed(t.microseconds) } else { byte(0) }
     }
 
-    mutating func bigEndian(_ value: UInt64) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
-    }
-
     mutating func uuid(_ id: UUID) {
         withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
     }
@@ -337,13 +333,6 @@ struct RecordReader {
         case 1: return Timestamp(microseconds: try signed())
         case let other: throw .init(reason: "bad presence flag \(other)")
         }
-    }
-
-    mutating func bigEndian() throws(EventRecord.DecodingError) -> UInt64 {
-        let slice = try raw(8)
-        var v: UInt64 = 0
-        for b in slice { v = v << 8 | UInt64(b) }
-        return v
     }
 
     mutating func uuid() throws(EventRecord.DecodingError) -> UUID {

@@ -1,3 +1,5 @@
+import PermissionModel
+
 /// A parsed JSON value that keeps what a strict reader needs: numbers as their text, objects in order.
 enum JSONValue: Equatable {
     case null
@@ -58,17 +60,6 @@ struct JSONReader {
         reader.skipWhitespace()
         guard reader.index == bytes.count else { throw reader.error("unexpected text after the JSON value") }
         return value
-    }
-
-    static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
-        var copy = text
-        do {
-            return try copy.withUTF8 { buffer in try parse(buffer) }
-        } catch let error as JSONSyntaxError {
-            throw error
-        } catch {
-            fatalError("unreachable")
-        }
     }
 
     private func error(_ reason: String, at position: Int? = nil) -> JSONSyntaxError {
@@ -254,7 +245,7 @@ struct JSONReader {
             let keyStart = index
             let key = try string()
             if members.contains(where: { $0.key == key }) {
-                throw error("field \(quotedName(key)) appears twice in one object", at: keyStart)
+                throw error("field \(quoted(key)) appears twice in one object", at: keyStart)
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a field name") }
@@ -269,8 +260,6 @@ struct JSONReader {
         }
     }
 }
-
-func quotedName(_ name: String) -> String { quotedText(name) }
 
 /// Appends canonical JSON text. Output is always valid UTF-8 with the minimal escapes.
 struct JSONWriter {
@@ -322,7 +311,4 @@ struct JSONWriter {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
-/// A string quoted for an error message.
-func quotedText(_ value: String) -> String { PermissionModel.quoted(value) }
 
-import PermissionModel

@@ -183,12 +183,6 @@ enum Keys {
         seq(UInt64(bitPattern: t.microseconds) ^ (1 << 63))
     }
 
-    static func decodeTime(_ bytes: UnsafeRawBufferPointer) -> Timestamp {
-        var v: UInt64 = 0
-        for b in bytes.prefix(8) { v = v << 8 | UInt64(b) }
-        return Timestamp(microseconds: Int64(bitPattern: v ^ (1 << 63)))
-    }
-
     static func uuid(_ id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid, Array.init) }
 
     static func decodeUUID(_ s: UnsafeRawBufferPointer) -> UUID {
