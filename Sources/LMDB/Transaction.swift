@@ -66,7 +66,13 @@ final class TransactionState {
     /// Whether any operation failed with `MDB_MAP_FULL` (the transaction is then unusable).
     private(set) var hitMapFull = false
 
-    init(_ handle: OpaquePointer) { self.handle = handle }
+    /// The enclosing transaction's state, for a nested transaction.
+    private let parent: TransactionState?
+
+    init(_ handle: OpaquePointer, parent: TransactionState? = nil) {
+        self.handle = handle
+        self.parent = parent
+    }
 
     /// The live transaction, or ``LMDBError/badTransaction`` once it has ended.
     func transaction() throws(LMDBError) -> OpaquePointer {
@@ -75,8 +81,14 @@ final class TransactionState {
     }
 
     func check(_ code: Int32) throws(LMDBError) {
-        if code == MDB_MAP_FULL { hitMapFull = true }
+        if code == MDB_MAP_FULL { markMapFull() }
         try LMDBError.check(code)
+    }
+
+    /// A full map in a nested transaction makes the whole write retry with a larger map.
+    private func markMapFull() {
+        hitMapFull = true
+        parent?.markMapFull()
     }
 
     func openCursor(_ db: Database) throws(LMDBError) -> OpaquePointer {
@@ -251,6 +263,29 @@ public struct WriteTransaction {
     @discardableResult
     public func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         try key.withBytes { key throws(LMDBError) in try delete(db, key: key) }
+    }
+
+    /// Runs `body` in a transaction nested in this one: its changes become part of this
+    /// transaction when `body` returns, and are discarded, leaving this transaction as it was,
+    /// when `body` throws (the error is rethrown). This transaction must not be used, nor its
+    /// cursors, while `body` runs.
+    ///
+    /// The corresponding LMDB function is `mdb_txn_begin` with a parent transaction.
+    public func nested<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        let parent = try state.transaction()
+        var handle: OpaquePointer?
+        try state.check(mdb_txn_begin(mdb_txn_env(parent), parent, 0, &handle))
+        guard let handle else { throw LMDBError.invalidArgument }
+        let child = TransactionState(handle, parent: state)
+        let value: T
+        do {
+            value = try body(WriteTransaction(state: child))
+        } catch {
+            child.abort()
+            throw error
+        }
+        try state.check(child.commit())
+        return value
     }
 
     /// Deletes every entry of `db`, keeping the database itself.

@@ -100,3 +100,65 @@ private struct Failure: Error {}
         }
     }
 }
+
+@Suite struct NestedTransactionTests {
+    @Test func committedNestedChangesJoinTheParent() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                try txn.put(db, key: bytes("outer"), value: bytes("1"))
+                let seen = try txn.nested { child throws in
+                    try child.put(db, key: bytes("inner"), value: bytes("2"))
+                    return try string(child.get(db, key: bytes("outer")))
+                }
+                #expect(seen == "1")
+                #expect(try string(txn.get(db, key: bytes("inner"))) == "2")
+            }
+            #expect(try env.read { try string($0.get(db, key: bytes("inner"))) } == "2")
+        }
+    }
+
+    @Test func aThrowingNestedTransactionLeavesTheParentAsItWas() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                try txn.put(db, key: bytes("a"), value: bytes("kept"))
+                let cursor = try txn.cursor(db)
+                #expect(try cursor.first().map { String(decoding: $0.key, as: UTF8.self) } == "a")
+                #expect(throws: Failure.self) {
+                    try txn.nested { child throws in
+                        try child.put(db, key: bytes("b"), value: bytes("dropped"))
+                        try child.put(db, key: bytes("a"), value: bytes("overwritten"))
+                        throw Failure()
+                    }
+                }
+                #expect(try string(txn.get(db, key: bytes("a"))) == "kept")
+                #expect(try txn.get(db, key: bytes("b")) == nil)
+                // The parent's cursor still works after the child ended.
+                #expect(try cursor.first().map { String(decoding: $0.key, as: UTF8.self) } == "a")
+                #expect(try cursor.next() == nil)
+                try txn.put(db, key: bytes("c"), value: bytes("after"))
+            }
+            try env.read { txn throws in
+                #expect(try txn.statistics(db).entries == 2)
+                #expect(try string(txn.get(db, key: bytes("c"))) == "after")
+            }
+        }
+    }
+
+    @Test func aFullMapInANestedTransactionGrowsTheMapAndRetriesTheWhole() throws {
+        try withEnvironment(.init(mapSize: 1 << 20, durable: false)) { env, db throws in
+            var runs = 0
+            try env.write { txn throws in
+                runs += 1
+                try txn.put(db, key: bytes("before"), value: [1])
+                try txn.nested { child throws in
+                    for i in 0..<400 {
+                        try child.put(db, key: key(i), value: [UInt8](repeating: 7, count: 8_000))
+                    }
+                }
+            }
+            #expect(runs > 1)
+            #expect(env.mapSize > 1 << 20)
+            #expect(try env.read { try $0.statistics(db).entries } == 401)
+        }
+    }
+}
