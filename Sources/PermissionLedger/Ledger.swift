@@ -29,15 +29,22 @@ public final class Ledger: Sendable {
         public var durable: Bool
         /// Assigns `recordedAt` to events that have none, and is the clock of `.now` queries.
         public var clock: @Sendable () -> Timestamp
+        /// The most events that concurrent ``Ledger/append(_:maxRejections:)`` calls share one write
+        /// transaction with (group commit). A single call with more events is still committed whole.
+        /// `1` commits every call in a transaction of its own.
+        public var maxEventsPerCommit: Int
 
+        /// Creates options; the defaults suit a durable ledger that grows on demand.
         public init(
             mapSize: Int = 64 << 20, readOnly: Bool = false, durable: Bool = true,
-            clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+            clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
+            maxEventsPerCommit: Int = 4096
         ) {
             self.mapSize = mapSize
             self.readOnly = readOnly
             self.durable = durable
             self.clock = clock
+            self.maxEventsPerCommit = maxEventsPerCommit
         }
     }
 
@@ -53,7 +60,10 @@ public final class Ledger: Sendable {
     let options: Options
     let environment: Environment
     let tables: Tables
-    private let writer = DispatchQueue(label: "PermissionLedger.writer")
+    /// Wakes subscriptions when this process appends.
+    let watch = LogWatch()
+    /// The writer thread, absent when the ledger is read-only.
+    private let committer: GroupCommitter?
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
@@ -120,8 +130,15 @@ public final class Ledger: Sendable {
             throw LedgerError.storage(error, path: path)
         }
         if staleProjections {
-            try rebuildProjections()
+            try Self.rebuildProjections(environment: environment, tables: tables, path: path)
         }
+        committer = options.readOnly ? nil : GroupCommitter(
+            context: .init(environment: environment, tables: tables, path: path, clock: options.clock, watch: watch),
+            maxGroupEvents: options.maxEventsPerCommit)
+    }
+
+    deinit {
+        committer?.stop()
     }
 
     private static func projectionsVersion(_ environment: Environment, meta: Database) throws -> UInt8 {
@@ -153,20 +170,33 @@ public final class Ledger: Sendable {
         public var duplicates: Int { outcomes.count - appended }
     }
 
-    /// Appends a batch of events in one durable write transaction: all or nothing.
+    /// Appends a batch of events, all or nothing, and returns once they are durable on disk.
     ///
     /// Every acceptance rule of EVENTS.md is checked against the state left by the events before it.
     /// Duplicates (the same id and content, or the same answer again) are accepted as no-ops.
     ///
-    /// - Throws: ``AppendRejected`` listing the rejected events (up to `maxRejections`); nothing is written.
-    ///   ``LedgerError`` when the ledger cannot be written.
+    /// Calls from many tasks at once are committed together (group commit): the ledger's writer thread
+    /// takes every call that arrived while it was busy and commits them in one transaction, with one
+    /// flush to disk. A call whose events are rejected fails alone; the others in the same transaction
+    /// are committed.
+    ///
+    /// - Throws: ``AppendRejected`` listing the rejected events (up to `maxRejections`); nothing of this
+    ///   call is written. ``LedgerError`` when the ledger cannot be written.
     @discardableResult
     public func append(_ events: [PermissionEvent], maxRejections: Int = 100) async throws -> AppendSummary {
-        try await withCheckedThrowingContinuation { continuation in
-            writer.async {
-                continuation.resume(with: Result { try self.appendSynchronously(events, maxRejections: maxRejections) })
-            }
+        guard let committer else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        guard !events.isEmpty else { return AppendSummary(outcomes: [], head: try head()) }
+        return try await withCheckedThrowingContinuation { continuation in
+            committer.submit(.init(events: events, maxRejections: maxRejections) { continuation.resume(with: $0) })
         }
+    }
+
+    /// Appends one event like ``append(_:maxRejections:)`` and returns what became of it.
+    ///
+    /// - Throws: ``AppendRejected`` when the event is rejected, ``LedgerError`` when the ledger cannot be written.
+    @discardableResult
+    public func append(_ event: PermissionEvent) async throws -> AppendOutcome {
+        try await append([event]).outcomes[0]
     }
 
     /// Appends a batch like ``append(_:maxRejections:)``, blocking the calling thread until it is durable.
@@ -190,28 +220,17 @@ public final class Ledger: Sendable {
         _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, progress: ((Int) -> Void)? = nil
     ) throws -> AppendSummary {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
-        let clock = options.clock
+        let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
         do {
-            return try environment.write { txn in
-                let store = LMDBStore(txn: txn, tables: tables)
-                var projector = Projector(store: store, head: try Self.head(txn.reader, tables))
-                var outcomes: [AppendOutcome] = []
-                outcomes.reserveCapacity(events.count)
-                var rejections: [(index: Int, rejection: EventRejection)] = []
-                for (index, event) in events.enumerated() {
-                    if let progress, index > 0, index % 10_000 == 0 { progress(index) }
-                    do {
-                        outcomes.append(try projector.apply(event, clock: clock))
-                    } catch let rejection as EventRejection {
-                        rejections.append((index, rejection))
-                        if rejections.count >= maxRejections { break }
-                    }
-                }
-                if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
-                let summary = AppendSummary(outcomes: outcomes, head: projector.head)
+            let summary = try environment.write { txn in
+                let summary = try GroupCommitter.apply(
+                    request, store: LMDBStore(txn: txn, tables: tables), head: try Self.head(txn.reader, tables),
+                    clock: options.clock, progress: progress)
                 if dryRun { throw DryRun(summary: summary) }
                 return summary
             }
+            watch.advanced(to: summary.head.seq)
+            return summary
         } catch let dry as DryRun {
             return dry.summary
         } catch let rejected as AppendRejected {

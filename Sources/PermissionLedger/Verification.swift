@@ -48,6 +48,10 @@ extension Ledger {
     /// Use it after `verify` reported a damaged projection while the log itself is intact.
     public func rebuildProjections() throws(LedgerError) {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        try Self.rebuildProjections(environment: environment, tables: tables, path: path)
+    }
+
+    static func rebuildProjections(environment: Environment, tables: Tables, path: String) throws(LedgerError) {
         do {
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
