@@ -37,7 +37,7 @@ public struct DatabaseStatistics: Sendable {
     }
 }
 
-/// Options for ``WriteTransaction/put(_:key:value:flags:)``.
+/// Options for the `put` methods of ``WriteTransaction``.
 public struct PutFlags: OptionSet, Sendable {
     /// The raw LMDB flag bits.
     public let rawValue: UInt32

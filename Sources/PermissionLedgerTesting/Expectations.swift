@@ -29,11 +29,13 @@ extension Ledger {
     /// ```
     ///
     /// - Parameters:
+    ///   - id: the question's id.
     ///   - state: the expected state; `.expired` also covers a question expired by the clock alone.
     ///   - late: checked when given.
     ///   - choice: the expected choice id, checked when given.
     ///   - via: the expected way the answer came, checked when given.
     ///   - asOf: the point of the log; `nil` for the head.
+    ///   - sourceLocation: where an issue is recorded; the caller's line by default.
     /// - Returns: whether the expectation held.
     @discardableResult
     public func expectQuestion(
@@ -72,8 +74,10 @@ extension Ledger {
     /// right (with its `since`, `until` and source), and `✗` on the rows that differ.
     ///
     /// - Parameters:
+    ///   - subject: whose handles.
     ///   - expected: the handles, in any order.
     ///   - asOf: the point of the log; `nil` for the head.
+    ///   - sourceLocation: where an issue is recorded; the caller's line by default.
     /// - Returns: whether the expectation held.
     @discardableResult
     public func expectKnownHandles(
@@ -218,7 +222,7 @@ extension Ledger {
 }
 
 extension ReplayedLedger {
-    /// Expects a question's state at a point of the log; see ``Ledger/expectQuestion(_:state:late:choice:via:asOf:sourceLocation:)``.
+    /// Expects a question's state at a point of the log; see ``PermissionLedger/Ledger/expectQuestion(_:state:late:choice:via:asOf:sourceLocation:)``.
     @discardableResult
     public func expectQuestion(
         _ id: UUID, state: QuestionState, late: Bool? = nil, choice: String? = nil, via: AnswerVia? = nil,
@@ -245,7 +249,7 @@ extension ReplayedLedger {
         ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation)
     }
 
-    /// Expects exactly these permission states; see ``Ledger/expectPermissions(subject:_:asOf:sourceLocation:)``.
+    /// Expects exactly these permission states; see ``PermissionLedger/Ledger/expectPermissions(subject:_:asOf:sourceLocation:)``.
     @discardableResult
     public func expectPermissions(
         subject: String, _ expected: [SystemPermission: SystemPermission.State], asOf: AsOf? = nil,
@@ -254,7 +258,7 @@ extension ReplayedLedger {
         ledger.expectPermissions(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation)
     }
 
-    /// Expects one permission's state; see ``Ledger/expectPermission(_:_:subject:asOf:sourceLocation:)``.
+    /// Expects one permission's state; see ``PermissionLedger/Ledger/expectPermission(_:_:subject:asOf:sourceLocation:)``.
     @discardableResult
     public func expectPermission(
         _ permission: SystemPermission, _ state: SystemPermission.State?, subject: String, asOf: AsOf? = nil,
@@ -263,7 +267,7 @@ extension ReplayedLedger {
         ledger.expectPermission(permission, state, subject: subject, asOf: asOf, sourceLocation: sourceLocation)
     }
 
-    /// Expects the digest at a point of the log; see ``Ledger/expectDigest(_:asOf:sourceLocation:)``.
+    /// Expects the digest at a point of the log; see ``PermissionLedger/Ledger/expectDigest(_:asOf:sourceLocation:)``.
     @discardableResult
     public func expectDigest(_ expected: String, asOf: AsOf? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
         ledger.expectDigest(expected, asOf: asOf, sourceLocation: sourceLocation)

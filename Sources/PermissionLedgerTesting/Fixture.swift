@@ -104,6 +104,7 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
         /// What is wrong, naming the field.
         public var reason: String
 
+        /// Creates a problem on `line` (`nil`: with the whole fixture).
         public init(line: Int?, reason: String) {
             self.line = line
             self.reason = reason
@@ -115,11 +116,13 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Every problem found, in line order.
     public var problems: [Problem]
 
+    /// Creates an error about the fixture called `name`.
     public init(name: String, problems: [Problem]) {
         self.name = name
         self.problems = problems
     }
 
+    /// One `NAME:LINE: reason` line per problem (`NAME: reason` for a problem with no line), in order.
     public var description: String {
         problems.map { problem in
             problem.line.map { "\(name):\($0): \(problem.reason)" } ?? "\(name): \(problem.reason)"

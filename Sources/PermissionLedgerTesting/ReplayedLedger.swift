@@ -32,10 +32,12 @@ public final class ReplayedLedger: Sendable {
 
     /// Replays `fixture` into a new ledger in a new temporary directory, in one append.
     ///
-    /// - Parameter clock: the ledger's clock, which assigns `recordedAt` to events that have none and is the
-    ///   clock of `.now` queries. Give a fixed one to make such fixtures deterministic.
+    /// - Parameters:
+    ///   - fixture: the events to replay.
+    ///   - clock: the ledger's clock, which assigns `recordedAt` to events that have none and is the
+    ///     clock of `.now` queries. Give a fixed one to make such fixtures deterministic.
     /// - Throws: ``FixtureError`` naming the line of every event the ledger rejected (nothing is kept: the
-    ///   directory is removed); ``LedgerError`` when the ledger cannot be created.
+    ///   directory is removed); ``/PermissionLedger/LedgerError`` when the ledger cannot be created.
     public init(_ fixture: Fixture, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("PermissionLedgerTesting-\(UUID().uuidString)", isDirectory: true)
@@ -81,7 +83,7 @@ public final class ReplayedLedger: Sendable {
         get throws { try ledger.head() }
     }
 
-    /// The digest of all derived state; without a point, as of the head (see ``Ledger/digest(asOf:)``).
+    /// The digest of all derived state; without a point, as of the head (see ``/PermissionLedger/Ledger/digest(asOf:)``).
     public func digest(asOf: AsOf? = nil) throws -> String {
         try ledger.digest(asOf: asOf)
     }

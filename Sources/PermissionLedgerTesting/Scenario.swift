@@ -92,12 +92,15 @@ public struct Scenario: Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - handles: the people's handles (at least one, all different).
+    ///   - actions: what the child wants to do with them; default `[.message]`.
     ///   - choices: default `[.approve, .decline]`; at least one approval and one denial.
     ///   - defaultChoice: the id of the default choice; default the first denial.
     ///   - expiresIn: when given, `expiresAt` is the clock plus this (it must be positive).
     ///   - id: the question's id; default the next deterministic one.
+    ///   - subject: who asks; default ``subject``.
     /// - Returns: the question's id.
-    /// - Throws: ``PermissionModel/PermissionModelError`` when the question is not valid.
+    /// - Throws: ``/PermissionModel/PermissionModelError`` when the question is not valid.
     @discardableResult
     public mutating func asked(
         about handles: [CommunicationHandle], actions: Set<CommunicationTopic.Action> = [.message],
@@ -111,7 +114,7 @@ public struct Scenario: Sendable {
     /// Records `question.asked` about a significant update of the app.
     ///
     /// - Returns: the question's id.
-    /// - Throws: ``PermissionModel/PermissionModelError`` when the question is not valid.
+    /// - Throws: ``/PermissionModel/PermissionModelError`` when the question is not valid.
     @discardableResult
     public mutating func asked(
         appUpdate description: String, choices: [PermissionChoice] = [.approve, .decline], defaultChoice: String? = nil,
@@ -124,7 +127,7 @@ public struct Scenario: Sendable {
     /// Records `question.asked` about any topic (for example people with names).
     ///
     /// - Returns: the question's id.
-    /// - Throws: ``PermissionModel/PermissionModelError`` when the question is not valid.
+    /// - Throws: ``/PermissionModel/PermissionModelError`` when the question is not valid.
     @discardableResult
     public mutating func asked(
         _ topic: QuestionTopic, choices: [PermissionChoice] = [.approve, .decline], defaultChoice: String? = nil,
@@ -148,7 +151,9 @@ public struct Scenario: Sendable {
     /// Records `question.answered`: the guardian picked `choice` (or the system applied it, `via: .default`).
     ///
     /// - Parameters:
+    ///   - question: the question's id; the answer takes its subject.
     ///   - choice: the choice's id (not empty).
+    ///   - via: how the answer came; default `.messages`.
     ///   - recordingDelay: how long after the answer occurred it is recorded, for this event only; a delay that
     ///     reaches the question's `expiresAt` makes the answer late.
     public mutating func answered(
@@ -180,7 +185,7 @@ public struct Scenario: Sendable {
     ///
     /// Repeated handles are folded, as the JSON form does.
     ///
-    /// - Throws: ``PermissionModel/PermissionModelError`` when `checked` is empty or `known` is not a subset of it.
+    /// - Throws: ``/PermissionModel/PermissionModelError`` when `checked` is empty or `known` is not a subset of it.
     public mutating func observed(
         checked: [CommunicationHandle], known: [CommunicationHandle], subject: String? = nil
     ) throws(PermissionModelError) {
@@ -205,7 +210,7 @@ public struct Scenario: Sendable {
 
     // MARK: The result
 
-    /// The events as JSON Lines (one line per event, each ending in `\n`), as ``PermissionLedger/EventJSON`` writes them.
+    /// The events as JSON Lines (one line per event, each ending in `\n`), as ``/PermissionLedger/EventJSON`` writes them.
     public var jsonLines: String {
         events.map { EventJSON.encode($0) + "\n" }.joined()
     }

@@ -17,8 +17,11 @@
 public struct CommunicationHandle: Hashable, Sendable, Comparable {
     /// The kind of a handle. The corresponding PermissionKit type is `CommunicationHandle.Kind`.
     public enum Kind: String, Hashable, Sendable, CaseIterable, Comparable {
+        /// A phone number.
         case phoneNumber
+        /// An email address.
         case emailAddress
+        /// A handle of the app's own (a user name, say).
         case custom
 
         /// Kinds order by their names, compared by code point: `custom` < `emailAddress` < `phoneNumber`.
@@ -51,6 +54,7 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
         lhs.kind == rhs.kind && lhs.value.utf8.elementsEqual(rhs.value.utf8)
     }
 
+    /// Hashes the kind and the bytes of the value, consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
         var copy = value

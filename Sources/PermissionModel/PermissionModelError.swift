@@ -8,6 +8,7 @@ public struct PermissionModelError: Error, Hashable, Sendable, CustomStringConve
     /// What is wrong, in plain words.
     public var reason: String
 
+    /// Creates an error saying what is wrong (`reason`) with `field`, or with the whole value when `field` is `nil`.
     public init(_ reason: String, field: String? = nil) {
         self.reason = reason
         self.field = field
@@ -20,6 +21,7 @@ public struct PermissionModelError: Error, Hashable, Sendable, CustomStringConve
         return PermissionModelError(reason, field: joined)
     }
 
+    /// `field: reason`, or only the reason when there is no field.
     public var description: String {
         field.map { "\($0): \(reason)" } ?? reason
     }

@@ -4,16 +4,23 @@ import Foundation
 public struct PermissionChoice: Hashable, Sendable, Identifiable {
     /// Whether a choice grants or refuses. The corresponding PermissionKit type is `PermissionChoice.Answer`.
     public enum Answer: String, Hashable, Sendable, CaseIterable {
+        /// Picking the choice grants the request.
         case approval
+        /// Picking the choice refuses the request.
         case denial
     }
 
+    /// The choice's id (not empty); a question's choices have different ids.
     public let id: String
+    /// The text the guardian sees (not empty).
     public let title: String
+    /// Whether picking the choice grants or refuses the request.
     public let answer: Answer
     /// On approvals only: the approval lapses this many seconds after the answer occurred.
     public let grantSeconds: Int64?
 
+    /// Validates a choice.
+    ///
     /// - Throws: ``PermissionModelError`` for an empty id or title, or a `grantSeconds` that is not positive
     ///   or is given on a denial.
     public init(id: String, title: String, answer: Answer, grantSeconds: Int64? = nil) throws(PermissionModelError) {
@@ -56,8 +63,11 @@ public struct PermissionChoice: Hashable, Sendable, Identifiable {
 /// question.defaultChoice  // .decline, the most restrictive
 /// ```
 public struct PermissionQuestion: Hashable, Sendable, Identifiable {
+    /// The question's id.
     public let id: UUID
+    /// What the question is about.
     public let topic: QuestionTopic
+    /// The answers the guardian can pick: at least one approval and one denial, with different ids.
     public let choices: [PermissionChoice]
     /// The id of the choice applied when the system answers by default.
     public let defaultChoiceID: String
@@ -76,8 +86,11 @@ public struct PermissionQuestion: Hashable, Sendable, Identifiable {
     /// Validates a question.
     ///
     /// - Parameters:
+    ///   - id: the question's id.
+    ///   - topic: what the question is about.
     ///   - choices: defaults to `[.approve, .decline]`; needs at least one approval and one denial, with unique ids.
     ///   - defaultChoiceID: must be among the choices; defaults to the first denial.
+    ///   - expiresAt: from this time on the guardian can no longer answer; `nil` for never.
     /// - Throws: ``PermissionModelError`` naming the offending field.
     public init(
         id: UUID,
@@ -126,13 +139,26 @@ extension PermissionQuestion {
 public struct AskError: Error, Hashable, Sendable {
     /// The cases of PermissionKit's `AskError`.
     public enum Code: String, Hashable, Sendable, CaseIterable {
-        case communicationLimitsNotEnabled, contactSyncNotSetup, invalidQuestion, notAvailable, systemError, unknown
+        /// Communication Limits are not turned on in Screen Time.
+        case communicationLimitsNotEnabled
+        /// Contacts are not synced with iCloud.
+        case contactSyncNotSetup
+        /// The system found the question invalid.
+        case invalidQuestion
+        /// Asking is not available.
+        case notAvailable
+        /// The system failed; ``AskError/message`` holds the underlying error's description.
+        case systemError
+        /// An error PermissionKit does not identify.
+        case unknown
     }
 
+    /// Which error it was.
     public var code: Code
     /// The system's message, if any (for `systemError`, the underlying error's description).
     public var message: String?
 
+    /// Creates an ask error.
     public init(code: Code, message: String? = nil) {
         self.code = code
         self.message = message

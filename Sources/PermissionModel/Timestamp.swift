@@ -44,6 +44,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return Timestamp(microseconds: min(max(sum, Self.earliest.microseconds), Self.latest.microseconds))
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.microseconds < rhs.microseconds
     }

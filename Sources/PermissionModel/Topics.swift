@@ -3,9 +3,12 @@ import Foundation
 /// A person a child wants to talk to: a handle and, optionally, their name.
 /// The corresponding PermissionKit type is `CommunicationTopic.PersonInformation`.
 public struct PersonInformation: Hashable, Sendable {
+    /// How to reach the person.
     public var handle: CommunicationHandle
+    /// The person's name, when the app knows it.
     public var nameComponents: PersonNameComponents?
 
+    /// Creates a person from a handle and, optionally, a name.
     public init(handle: CommunicationHandle, nameComponents: PersonNameComponents? = nil) {
         self.handle = handle
         self.nameComponents = nameComponents
@@ -19,7 +22,26 @@ public struct CommunicationTopic: Hashable, Sendable {
     ///
     /// `allCases` is the canonical order in which actions are written.
     public enum Action: String, Hashable, Sendable, CaseIterable {
-        case message, audioCall, videoCall, call, chat, follow, beFollowed, friend, connect, communicate
+        /// Exchange messages.
+        case message
+        /// Make and receive audio calls.
+        case audioCall
+        /// Make and receive video calls.
+        case videoCall
+        /// Make and receive calls.
+        case call
+        /// Chat with the people.
+        case chat
+        /// Follow the people.
+        case follow
+        /// Be followed by the people.
+        case beFollowed
+        /// Become friends with the people.
+        case friend
+        /// Connect with the people.
+        case connect
+        /// Communicate with the people, in general.
+        case communicate
     }
 
     /// The people, in the order the app gave them.
@@ -33,6 +55,8 @@ public struct CommunicationTopic: Hashable, Sendable {
     /// The actions in canonical order.
     public var orderedActions: [Action] { Action.allCases.filter(actions.contains) }
 
+    /// Validates a topic about people.
+    ///
     /// - Throws: ``PermissionModelError`` when there are no people or two people share a handle.
     public init(personInformation: [PersonInformation], actions: Set<Action> = []) throws(PermissionModelError) {
         guard !personInformation.isEmpty else {
@@ -63,8 +87,11 @@ public struct CommunicationTopic: Hashable, Sendable {
 /// A significant update of the app that needs a guardian's consent.
 /// The corresponding PermissionKit type is `SignificantAppUpdateTopic`.
 public struct SignificantAppUpdateTopic: Hashable, Sendable {
+    /// What the update is about, for the guardian (1 to 4096 bytes).
     public let description: String
 
+    /// Validates an update topic.
+    ///
     /// - Throws: ``PermissionModelError`` when the description is empty or longer than 4096 bytes.
     public init(description: String) throws(PermissionModelError) {
         let count = description.utf8.count
@@ -82,7 +109,9 @@ public struct SignificantAppUpdateTopic: Hashable, Sendable {
 
 /// What a question is about: exactly one of PermissionKit's topics.
 public enum QuestionTopic: Hashable, Sendable {
+    /// A request to communicate with people.
     case communication(CommunicationTopic)
+    /// A request for consent to a significant update of the app.
     case significantAppUpdate(SignificantAppUpdateTopic)
 
     /// `communication` or `significantAppUpdate`, as the JSON form names them.
