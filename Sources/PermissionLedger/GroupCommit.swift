@@ -33,6 +33,22 @@ final class GroupCommitter: @unchecked Sendable {
     private var pending: [Request] = []
     private var stopping = false
     private var running = true
+    private var counts = Ledger.WriterStatistics()
+
+    /// What the writer thread has done so far.
+    var statistics: Ledger.WriterStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return counts
+    }
+
+    /// How many requests wait for the writer thread, and how many it is committing now.
+    var queue: (waiting: Int, committing: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (pending.count, committing)
+    }
+    private var committing = 0
 
     init(context: Context, maxGroupEvents: Int) {
         self.context = context
@@ -67,6 +83,13 @@ final class GroupCommitter: @unchecked Sendable {
     private func run() {
         while let group = nextGroup() {
             Self.commit(group, context: context)
+            condition.lock()
+            counts.transactions += 1
+            counts.requests += group.count
+            counts.events += group.reduce(0) { $0 + $1.events.count }
+            counts.largestGroup = max(counts.largestGroup, group.count)
+            committing = 0
+            condition.unlock()
         }
     }
 
@@ -88,6 +111,7 @@ final class GroupCommitter: @unchecked Sendable {
         }
         let group = Array(pending[..<taken])
         pending.removeFirst(taken)
+        committing = taken
         return group
     }
 

@@ -30,17 +30,20 @@ struct Tables: Sendable {
     let handleChanges: Database
     /// subject NUL + seq → ``HandleCheckpoint``: the subject's whole handle set after that event.
     let handleCheckpoints: Database
+    /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
+    /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
+    let expiries: Database
 
     static let names = [
         "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
-        "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints",
+        "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints", "expiries",
     ]
 
     init(environment: Environment, create: Bool) throws {
         let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
         (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
             (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
-        (subjectEvents, handleSubjects, handleChanges, handleCheckpoints) = (dbs[9], dbs[10], dbs[11], dbs[12])
+        (subjectEvents, handleSubjects, handleChanges, handleCheckpoints, expiries) = (dbs[9], dbs[10], dbs[11], dbs[12], dbs[13])
     }
 
     func database(_ table: VersionedTable) -> Database {
@@ -55,7 +58,8 @@ struct Tables: Sendable {
     var derived: [(String, Database)] {
         [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
          ("questions", questions), ("handles", handles), ("permissions", permissions), ("subjectEvents", subjectEvents),
-         ("handleSubjects", handleSubjects), ("handleChanges", handleChanges), ("handleCheckpoints", handleCheckpoints)]
+         ("handleSubjects", handleSubjects), ("handleChanges", handleChanges), ("handleCheckpoints", handleCheckpoints),
+         ("expiries", expiries)]
     }
 }
 
@@ -189,6 +193,9 @@ final class LMDBStore: ProjectionStore {
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
         try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
         definitions[id]?.row = row
+        if row.state != .pending, let expiresAt = row.expiresAt {
+            try txn.delete(tables.expiries, key: Keys.expiry(expiresAt, question: id))
+        }
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool {
@@ -215,6 +222,9 @@ final class LMDBStore: ProjectionStore {
             try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
+            if let expiresAt = question.expiresAt {
+                try txn.put(tables.expiries, key: Keys.expiry(expiresAt, question: question.id), value: [])
+            }
             remember(QuestionDefinition(question: question, row: row))
         }
     }
@@ -231,7 +241,16 @@ final class LMDBStore: ProjectionStore {
 final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
     /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
-    private(set) var rows: [String: [([UInt8], [UInt8])]] = [:]
+    private var recorded: [String: [([UInt8], [UInt8])]] = [:]
+    /// The keys of the `expiries` table: rows there are deleted as well as written.
+    private var expiries: Set<ByteKey> = []
+
+    /// Every row the derived tables hold, per table name, as LMDB would hold it (only when `keepsRows`).
+    var rows: [String: [([UInt8], [UInt8])]] {
+        var rows = recorded
+        if keepsRows { rows["expiries"] = expiries.map { ($0.bytes, []) } }
+        return rows
+    }
     /// A subject's entity, compared by the subject's bytes as LMDB keys are.
     private struct SubjectKey<T: Hashable>: Hashable {
         var subject: ByteKey
@@ -257,7 +276,7 @@ final class MemoryStore: ProjectionStore {
     }
 
     private func record(_ table: String, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
-        if keepsRows { rows[table, default: []].append((key(), value())) }
+        if keepsRows { recorded[table, default: []].append((key(), value())) }
     }
 
     func seq(ofEventID id: String) throws -> UInt64? { eventIDs[ByteKey(Array(id.utf8))] }
@@ -275,6 +294,9 @@ final class MemoryStore: ProjectionStore {
         questions[id]?.definition.row = row
         questions[id]?.seq = seq
         record("questions", Keys.uuid(id) + Keys.seq(seq), row.encoded())
+        if keepsRows, row.state != .pending, let expiresAt = row.expiresAt {
+            expiries.remove(ByteKey(Keys.expiry(expiresAt, question: id)))
+        }
     }
 
     func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
@@ -328,6 +350,9 @@ final class MemoryStore: ProjectionStore {
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             questions[question.id] = (QuestionDefinition(question: question, row: row), seq)
             self.record("questions", Keys.uuid(question.id) + seqKey, row.encoded())
+            if keepsRows, let expiresAt = question.expiresAt {
+                expiries.insert(ByteKey(Keys.expiry(expiresAt, question: question.id)))
+            }
         }
     }
 

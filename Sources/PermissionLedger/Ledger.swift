@@ -53,7 +53,7 @@ public final class Ledger: Sendable {
 
     /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
     /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
-    static let projectionsVersion: UInt8 = 3
+    static let projectionsVersion: UInt8 = 4
 
     /// The ledger's directory.
     public let path: String
@@ -63,7 +63,7 @@ public final class Ledger: Sendable {
     /// Wakes subscriptions when this process appends.
     let watch = LogWatch()
     /// The writer thread, absent when the ledger is read-only.
-    private let committer: GroupCommitter?
+    let committer: GroupCommitter?
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
@@ -190,6 +190,21 @@ public final class Ledger: Sendable {
             committer.submit(.init(events: events, maxRejections: maxRejections) { continuation.resume(with: $0) })
         }
     }
+
+    /// What the writer thread has committed since the ledger was opened, for metrics and benchmarks.
+    public struct WriterStatistics: Hashable, Sendable {
+        /// Write transactions committed (or failed) by the writer thread.
+        public var transactions = 0
+        /// ``Ledger/append(_:maxRejections:)`` calls served, accepted or not.
+        public var requests = 0
+        /// Events offered in those calls.
+        public var events = 0
+        /// The most calls served by one transaction.
+        public var largestGroup = 0
+    }
+
+    /// What the writer thread has done so far: `requests / transactions` is the average group size.
+    public var writerStatistics: WriterStatistics { committer?.statistics ?? WriterStatistics() }
 
     /// Appends one event like ``append(_:maxRejections:)`` and returns what became of it.
     ///

@@ -192,6 +192,9 @@ enum Keys {
     /// A subject followed by a NUL: subjects hold no control characters, so this is prefix-free.
     static func subjectPrefix(_ subject: String) -> [UInt8] { Array(subject.utf8) + [0] }
 
+    /// `expiresAt ‖ question id`: the key of a pending question in `expiries`.
+    static func expiry(_ expiresAt: Timestamp, question id: UUID) -> [UInt8] { time(expiresAt) + uuid(id) }
+
     /// `kind value NUL`; a value over 200 bytes is replaced by 0xFF and its SHA-256, which keeps keys
     /// under LMDB's 511-byte limit (rows hold the full handle). Kinds order as custom < emailAddress < phoneNumber.
     static func handleOnly(_ handle: CommunicationHandle) -> [UInt8] {

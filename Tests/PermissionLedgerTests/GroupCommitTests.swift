@@ -1,0 +1,191 @@
+import Foundation
+@testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// Group commit: concurrent appends share write transactions, and each stays all-or-nothing on its own.
+@Suite(.timeLimit(.minutes(10))) struct GroupCommitTests {
+    static let base = try! Timestamp(rfc3339: "2026-11-20T09:00:00Z")
+
+    static func asked(_ n: Int, subject: String = "kid-1") -> PermissionEvent {
+        let question = try! PermissionQuestion(
+            handle: try! CommunicationHandle(value: "friend-\(n)", kind: .custom), id: uuid(n))
+        return PermissionEvent(id: "ask-\(n)", subject: subject, occurredAt: base, payload: .questionAsked(question))
+    }
+
+    static func answered(_ n: Int, choice: String = "approve", subject: String = "kid-1") -> PermissionEvent {
+        PermissionEvent(
+            id: "answer-\(n)", subject: subject, occurredAt: base.adding(seconds: 60),
+            payload: .questionAnswered(questionID: uuid(n), choiceID: choice, via: .messages))
+    }
+
+    static func uuid(_ n: Int) -> UUID { UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))! }
+
+    /// Holds the ledger's write lock on another thread until `release` is called, so that appends queue up.
+    final class WriterHold: @unchecked Sendable {
+        private let released = DispatchSemaphore(value: 0)
+        private let holding = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ ledger: Ledger) {
+            Thread {
+                try? ledger.environment.write { _ in
+                    self.holding.signal()
+                    self.released.wait()
+                }
+                self.done.signal()
+            }.start()
+            holding.wait()
+        }
+
+        func release() {
+            released.signal()
+            done.wait()
+        }
+    }
+
+    /// Waits (politely, for at most a minute) until `ledger`'s writer has `waiting` appends queued and
+    /// is committing `committing`.
+    static func waitForQueue(_ ledger: Ledger, waiting: Int, committing: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ledger.committer!.queue != (waiting, committing) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the writer's queue is \(ledger.committer!.queue), not (\(waiting), \(committing))")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    @Test func concurrentAppendsAllLandWithDistinctSeqsAndAnIntactChain() async throws {
+        try await withLedger(durable: true) { ledger in
+            let outcomes = try await withThrowingTaskGroup(of: AppendOutcome.self) { group in
+                for n in 0..<64 { group.addTask { try await ledger.append(Self.asked(n)) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let seqs = outcomes.compactMap { if case .appended(let seq) = $0 { seq } else { nil } }
+            #expect(seqs.sorted() == Array(1...64))
+            #expect(try ledger.head().seq == 64)
+            #expect(try ledger.verify().isIntact)
+            let stats = ledger.writerStatistics
+            #expect(stats.requests == 64 && stats.events == 64)
+            #expect(stats.transactions <= 64)
+        }
+    }
+
+    @Test func appendsThatArriveTogetherShareOneTransaction() async throws {
+        try await withLedger { ledger in
+            try await ledger.append(Self.asked(0))
+            let before = ledger.writerStatistics.transactions
+            let hold = WriterHold(ledger)
+            // The writer takes the first arrival and blocks on the held lock; the other 19 queue behind it.
+            let first = Task { try await ledger.append(Self.asked(1)) }
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
+            let appends = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in 2...20 { group.addTask { try await ledger.append(Self.asked(n)) } }
+                    try await group.waitForAll()
+                }
+            }
+            try await Self.waitForQueue(ledger, waiting: 19, committing: 1)
+            hold.release()
+            _ = try await first.value
+            try await appends.value
+            let stats = ledger.writerStatistics
+            #expect(stats.transactions - before == 2)
+            #expect(stats.largestGroup == 19)
+            #expect(try ledger.head().seq == 21)
+        }
+    }
+
+    @Test func aRejectedRequestFailsAloneInASharedTransaction() async throws {
+        try await withLedger { ledger in
+            try await ledger.append((0..<4).map { Self.asked($0) })
+            let hold = WriterHold(ledger)
+            let first = Task { try await ledger.append(Self.asked(4)) }
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
+            // Seven requests queued together: good singles, a rejected single, a good batch, and a batch whose
+            // second event is rejected after its first was written in the shared transaction.
+            let requests: [(name: String, events: [PermissionEvent])] = [
+                ("answer 0", [Self.answered(0)]),
+                ("answer to an unknown question", [Self.answered(99)]),
+                ("ask 10 and answer it", [Self.asked(10), Self.answered(10)]),
+                ("ask 11, then a bad choice", [Self.asked(11), Self.answered(11, choice: "maybe")]),
+                ("answer 1 with a conflicting id", [PermissionEvent(
+                    id: "ask-1", subject: "kid-1", occurredAt: Self.base,
+                    payload: .questionAnswered(questionID: Self.uuid(1), choiceID: "approve", via: .messages))]),
+                ("answer 2", [Self.answered(2, choice: "decline")]),
+                ("answer 0 again", [Self.answered(0)]),
+            ]
+            let results = Task {
+                await withTaskGroup(of: (String, Result<Ledger.AppendSummary, any Error>).self) { group in
+                    for (index, request) in requests.enumerated() {
+                        group.addTask {
+                            // Queue in order, so that "answer 0 again" follows "answer 0".
+                            try? await Task.sleep(for: .milliseconds(10 * index))
+                            do {
+                                return (request.name, .success(try await ledger.append(request.events)))
+                            } catch {
+                                return (request.name, .failure(error))
+                            }
+                        }
+                    }
+                    return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+            }
+            try await Self.waitForQueue(ledger, waiting: requests.count, committing: 1)
+            hold.release()
+            _ = try await first.value
+            let outcome = await results.value
+            func failed(_ name: String) -> Bool { if case .failure(let e) = outcome[name], e is AppendRejected { true } else { false } }
+            func succeeded(_ name: String) -> Bool { if case .success = outcome[name] { true } else { false } }
+            #expect(succeeded("answer 0") && succeeded("ask 10 and answer it") && succeeded("answer 2") && succeeded("answer 0 again"))
+            #expect(failed("answer to an unknown question") && failed("ask 11, then a bad choice") && failed("answer 1 with a conflicting id"))
+            if case .success(let again) = outcome["answer 0 again"] { #expect(again.duplicates == 1) }
+            // Nothing of the rejected batch survives: question 11 was never asked.
+            try ledger.read { view throws in
+                #expect(try view.question(Self.uuid(11)) == nil)
+                #expect(try view.question(Self.uuid(10))?.state == .approved)
+                #expect(try view.question(Self.uuid(2))?.state == .denied)
+                #expect(try view.question(Self.uuid(1))?.state == .pending)
+            }
+            #expect(try ledger.head().seq == 5 + 1 + 2 + 1)
+            #expect(try ledger.verify().isIntact)
+            #expect(ledger.writerStatistics.largestGroup == requests.count)
+        }
+    }
+
+    @Test func aLoneRejectedRequestWritesNothing() async throws {
+        try await withLedger { ledger in
+            await #expect(throws: AppendRejected.self) { try await ledger.append([Self.asked(1), Self.answered(1, choice: "nope")]) }
+            #expect(try ledger.head().seq == 0)
+            try await ledger.append(Self.asked(1))
+            #expect(try ledger.head().seq == 1)
+        }
+    }
+
+    @Test func aReadOnlyLedgerRefusesAppends() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            _ = try Ledger(path: path, options: .init(durable: false))
+            let reader = try Ledger(path: path, options: .init(readOnly: true))
+            await #expect(throws: LedgerError.self) { try await reader.append(Self.asked(1)) }
+        }
+    }
+
+    @Test func closingTheLedgerFinishesQueuedAppends() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in 0..<32 { group.addTask { try await ledger.append(Self.asked(n)) } }
+                    try await group.waitForAll()
+                }
+            }
+            // The first ledger is gone with its writer thread; the directory opens again with everything in it.
+            let reopened = try Ledger(path: path, options: .init(durable: false))
+            #expect(try reopened.head().seq == 32)
+        }
+    }
+}
