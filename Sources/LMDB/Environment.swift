@@ -14,8 +14,9 @@ internal import Darwin
 /// transactions are serialized. When a write does not fit, the map is doubled and the
 /// write closure is run again, so the memory map grows on demand.
 ///
-/// All calls block the calling thread (a transaction never spans an `await`). Open a given
-/// environment directory at most once per process at a time (an LMDB rule).
+/// All calls block the calling thread (a transaction never spans an `await`). A given
+/// environment directory can be open at most once per process at a time (an LMDB rule): a
+/// second open throws ``LMDBError/alreadyOpen`` until the first ``Environment`` is released.
 ///
 /// The corresponding LMDB type is `MDB_env`.
 public final class Environment: @unchecked Sendable {
@@ -61,6 +62,8 @@ public final class Environment: @unchecked Sendable {
     static let maximumMapSize = 1 << 40
 
     private let handle: OpaquePointer
+    /// The directory's identity in the registry of environments open in this process.
+    private let identity: OpenEnvironments.Identity?
     private let readOnly: Bool
     /// Held shared by every transaction of this process, exclusively to resize the map.
     private let mapLock: UnsafeMutablePointer<pthread_rwlock_t>
@@ -76,19 +79,33 @@ public final class Environment: @unchecked Sendable {
     ///
     /// The directory itself is not created: a missing directory throws ``LMDBError/noSuchFile``,
     /// a file that is not an LMDB environment ``LMDBError/invalid``, missing permissions
-    /// ``LMDBError/accessDenied``. The environment always uses `MDB_NOTLS`.
+    /// ``LMDBError/accessDenied``, a directory already open in this process
+    /// ``LMDBError/alreadyOpen``, and one on a network or pseudo file system
+    /// ``LMDBError/unsupportedFileSystem``. The environment always uses `MDB_NOTLS`.
     ///
     /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
     public init(path: String, options: Options = Options()) throws(LMDBError) {
         var key = pthread_key_t()
         let keyStatus = pthread_key_create(&key, nil)
         guard keyStatus == 0 else { throw LMDBError(rawValue: keyStatus) }
-        do {
-            handle = try Self.open(path: path, options: options)
+        if FileSystemCheck.problem(at: path) != nil {
+            posix(pthread_key_delete(key))
+            throw .unsupportedFileSystem
+        }
+        let identity = OpenEnvironments.identity(of: path)
+        do throws(LMDBError) {
+            if let identity { try OpenEnvironments.claim(identity) }
+            do throws(LMDBError) {
+                handle = try Self.open(path: path, options: options)
+            } catch {
+                if let identity { OpenEnvironments.release(identity) }
+                throw error
+            }
         } catch {
             posix(pthread_key_delete(key))
             throw error
         }
+        self.identity = identity
         depthKey = key
         self.path = path
         readOnly = options.readOnly
@@ -133,6 +150,7 @@ public final class Environment: @unchecked Sendable {
     /// The corresponding LMDB function is `mdb_env_close`.
     deinit {
         mdb_env_close(handle)
+        if let identity { OpenEnvironments.release(identity) }
         posix(pthread_rwlock_destroy(mapLock))
         mapLock.deallocate()
         posix(pthread_mutex_destroy(writerLock))

@@ -18,7 +18,13 @@ public struct LMDBError: Error, RawRepresentable, Hashable, CustomStringConverti
     /// A textual description of the error.
     ///
     /// The corresponding LMDB function is `mdb_strerror`.
-    public var description: String { String(cString: mdb_strerror(rawValue)) }
+    public var description: String {
+        switch self {
+        case .alreadyOpen: "the environment is already open in this process"
+        case .unsupportedFileSystem: "the environment is on a file system LMDB cannot use (it needs a local file system)"
+        default: String(cString: mdb_strerror(rawValue))
+        }
+    }
 
     /// Throws the error for `code` unless it is `MDB_SUCCESS`.
     static func check(_ code: Int32) throws(LMDBError) {
@@ -164,4 +170,12 @@ extension LMDBError {
     ///
     /// The corresponding C error is `ENOMEM`.
     public static let outOfMemory = LMDBError(rawValue: ENOMEM)
+
+    /// The environment is already open in this process: LMDB allows one open environment per
+    /// directory and process. Share the open ``Environment`` instead. (This wrapper's own code.)
+    public static let alreadyOpen = LMDBError(rawValue: -30_700)
+
+    /// The directory is on a file system LMDB cannot use: a network file system (NFS, SMB, ...), whose
+    /// locks and memory maps LMDB cannot rely on, or a pseudo file system. (This wrapper's own code.)
+    public static let unsupportedFileSystem = LMDBError(rawValue: -30_701)
 }

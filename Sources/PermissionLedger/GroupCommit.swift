@@ -19,7 +19,8 @@ final class GroupCommitter: @unchecked Sendable {
     /// What the writer needs of the ledger, without the ledger itself, so that the thread never keeps
     /// a ledger alive.
     struct Context: Sendable {
-        let environment: Environment
+        /// Unowned, so that the ledger's environment closes as the ledger goes, not when this thread ends.
+        unowned let environment: Environment
         let tables: Tables
         let path: String
         let clock: @Sendable () -> Timestamp

@@ -62,13 +62,22 @@ public final class Ledger: Sendable {
     let tables: Tables
     /// Wakes subscriptions when this process appends.
     let watch = LogWatch()
+    /// How many reader slots of dead processes opening the ledger cleared.
+    public let staleReadersCleared: Int
     /// The writer thread, absent when the ledger is read-only.
     let committer: GroupCommitter?
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
+    /// Other processes may have the same ledger open at the same time, for reading or writing (LMDB
+    /// serializes their writes); reader slots left behind by processes that died are cleared here.
+    /// Within one process, open a ledger once and share the `Ledger`: a second open of the same directory
+    /// throws `.locked` until the first `Ledger` is released.
+    ///
     /// - Throws: ``LedgerError`` of kind `.missing` when a read-only open finds no ledger, `.notALedger`
-    ///   when the directory holds something else, `.locked`, `.damaged` or `.storage` otherwise.
+    ///   when the directory holds something else, `.locked` when it is already open in this process,
+    ///   `.storage` when it sits on a network file system (or LMDB cannot use it otherwise), `.damaged`
+    ///   when its data file is damaged.
     public init(path: String, options: Options = Options()) throws(LedgerError) {
         self.path = path
         self.options = options
@@ -95,7 +104,8 @@ public final class Ledger: Sendable {
             environment = try Environment(path: path, options: .init(
                 mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
                 readOnly: options.readOnly, durable: options.durable))
-            if !options.readOnly { try environment.clearStaleReaders() }
+            // Reader slots left by processes that died inside a read transaction would pin old pages forever.
+            staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
         } catch {
             throw LedgerError.storage(error, path: path)
         }

@@ -37,6 +37,11 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         guard let e = error as? LMDBError else { return LedgerError(.storage, "\(path): \(error)") }
         switch e {
         case .busy: return LedgerError(.locked, "\(path): the ledger is locked by another process (\(e))")
+        case .alreadyOpen:
+            return LedgerError(.locked, "\(path): the ledger is already open in this process; share that Ledger instead of opening it again (LMDB allows one open per process)")
+        case .unsupportedFileSystem:
+            let why = Environment.fileSystemProblem(at: path) ?? "its file system does not support what LMDB needs"
+            return LedgerError(.storage, "\(path): a ledger cannot live here: \(why); LMDB needs a local file system (memory maps and locks)")
         case .invalid, .versionMismatch, .incompatible: return LedgerError(.notALedger, "\(path): not a ledger (\(e))")
         case .corrupted, .panic, .pageNotFound: return LedgerError(.damaged, "\(path): the ledger's data file is damaged (\(e))")
         case .noSpace: return LedgerError(.storage, "\(path): no space left on the device; nothing was written")

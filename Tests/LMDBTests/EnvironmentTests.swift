@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+@testable import LMDB
 import Testing
 
 @Suite struct EnvironmentTests {
@@ -130,5 +130,35 @@ import Testing
             #expect(throws: LMDBError.badTransaction) { try reader.get(db, key: bytes("a")) }
             #expect(throws: LMDBError.badTransaction) { try cursor.first() }
         }
+    }
+}
+
+@Suite struct OpeningRulesTests {
+    @Test func anEnvironmentOpenTwiceInOneProcessIsRefused() throws {
+        try withTemporaryDirectory { path throws in
+            var first: Environment? = try Environment(path: path, options: .init(durable: false))
+            #expect(first != nil)
+            #expect(throws: LMDBError.alreadyOpen) { try Environment(path: path) }
+            #expect(throws: LMDBError.alreadyOpen) { try Environment(path: path + "/.", options: .init(readOnly: true)) }
+            #expect(LMDBError.alreadyOpen.description == "the environment is already open in this process")
+            first = nil
+            _ = try Environment(path: path)
+        }
+    }
+
+    @Test func procIsNotAFileSystemForEnvironments() throws {
+        #expect(throws: LMDBError.unsupportedFileSystem) { try Environment(path: "/proc/self") }
+        #expect(Environment.fileSystemProblem(at: "/proc/self") == "it is in /proc, which holds no files")
+        #expect(Environment.fileSystemProblem(at: FileManager.default.temporaryDirectory.path) == nil)
+    }
+
+    @Test func networkFileSystemsAreRecognized() {
+        #expect(FileSystemCheck.problem(type: 0x6969) == "it is on NFS, a network file system")
+        #expect(FileSystemCheck.problem(type: 0xFF53_4D42)?.contains("SMB/CIFS") == true)
+        #expect(FileSystemCheck.problem(type: 0x0102_1997)?.contains("9P") == true)
+        #expect(FileSystemCheck.problem(type: 0xEF53) == nil, "ext4 is local")
+        #expect(FileSystemCheck.problem(type: 0x0102_1994) == nil, "tmpfs is local")
+        #expect(FileSystemCheck.problem(typeName: "smbfs") != nil)
+        #expect(FileSystemCheck.problem(typeName: "apfs") == nil)
     }
 }

@@ -19,14 +19,6 @@ private final class Observations: @unchecked Sendable {
     var problems: [String] { lock.withLock { failures } }
 }
 
-/// Set once, read by other threads.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}
-
 /// The `asOf` of a query's JSON.
 private func asOf(_ run: ToolRun) throws -> (seq: Int, time: String) {
     let point = try run.json().object("asOf")

@@ -197,6 +197,13 @@ func withSandbox<T>(_ body: (Sandbox) throws -> T) throws -> T {
     return try body(sandbox)
 }
 
+/// ``withSandbox`` for async bodies.
+func withSandboxAsync<T>(_ body: (Sandbox) async throws -> T) async throws -> T {
+    let sandbox = try Sandbox()
+    defer { try? FileManager.default.removeItem(at: sandbox.root) }
+    return try await body(sandbox)
+}
+
 /// What `import` reported: events appended, duplicates, and the new head seq.
 struct ImportSummary: Equatable, CustomStringConvertible {
     var appended: Int
@@ -293,4 +300,12 @@ func parseCSV(_ text: String) -> [[String]]? {
     }
     guard !quoted, field.isEmpty, record.isEmpty else { return nil }
     return records
+}
+
+/// A flag set once, read from anywhere.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

@@ -1,0 +1,91 @@
+internal import CLMDB
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// The environment directories open in this process, by device and inode.
+///
+/// LMDB forbids opening one environment twice in a process: closing either copy releases the POSIX
+/// locks of both, and another process could then reset the lock file under the other. The registry
+/// turns that mistake into ``LMDBError/alreadyOpen``.
+enum OpenEnvironments {
+    struct Identity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private nonisolated(unsafe) static var open: Set<Identity> = []
+    private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+
+    /// The identity of the directory at `path`, or `nil` when it cannot be read (the open then reports why).
+    static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Claims `identity` for an environment about to be opened.
+    static func claim(_ identity: Identity) throws(LMDBError) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        guard open.insert(identity).inserted else { throw .alreadyOpen }
+    }
+
+    /// Releases `identity` once its environment is closed.
+    static func release(_ identity: Identity) {
+        pthread_mutex_lock(lock)
+        open.remove(identity)
+        pthread_mutex_unlock(lock)
+    }
+}
+
+/// File systems LMDB cannot be used on: its memory map and locks need a local file system.
+enum FileSystemCheck {
+    /// Why the file system holding `path` cannot hold an environment, or `nil` when it can (or is unknown).
+    static func problem(at path: String) -> String? {
+        var info = statfs()
+        guard statfs(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let name = withUnsafeBytes(of: info.f_fstypename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return problem(typeName: name)
+        #else
+        return problem(type: Int64(info.f_type))
+        #endif
+    }
+
+    /// The Linux file-system magic numbers (`statfs.f_type`) of network and pseudo file systems.
+    static func problem(type: Int64) -> String? {
+        switch UInt32(truncatingIfNeeded: type) {
+        case 0x6969: "it is on NFS, a network file system"
+        case 0x517B, 0xFF53_4D42, 0xFE53_4D42: "it is on SMB/CIFS, a network file system"
+        case 0x0102_1997: "it is on 9P, a network file system"
+        case 0x5346_414F: "it is on AFS, a network file system"
+        case 0x00C3_6400: "it is on Ceph, a network file system"
+        case 0x0BD0_0BD0: "it is on Lustre, a network file system"
+        case 0x7375_7245: "it is on Coda, a network file system"
+        case 0x9FA0: "it is in /proc, which holds no files"
+        case 0x6265_6572: "it is in /sys, which holds no files"
+        default: nil
+        }
+    }
+
+    /// The macOS file-system type names (`statfs.f_fstypename`) of network file systems.
+    static func problem(typeName: String) -> String? {
+        ["nfs", "smbfs", "afpfs", "webdav", "cifs"].contains(typeName) ? "it is on \(typeName), a network file system" : nil
+    }
+}
+
+extension Environment {
+    /// Why the file system holding `path` cannot hold an environment (a network or pseudo file
+    /// system), in words, or `nil` when nothing speaks against it.
+    public static func fileSystemProblem(at path: String) -> String? {
+        FileSystemCheck.problem(at: path)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import PermissionLedger
+import PermissionModel
+import Testing
+
+/// Several processes on one ledger: the audit tool reads while this process writes through the library,
+/// and a reader killed inside its read transaction leaves a slot that the next open clears.
+@Suite(.timeLimit(.minutes(10))) struct MultiProcessTests {
+    /// Starts an export into a pipe nobody drains: it blocks in its write, inside its read transaction.
+    static func blockedReader(_ ledger: String) throws -> Process {
+        let process = Process()
+        process.executableURL = Tool.executable
+        process.arguments = ["export", "--ledger", ledger]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Its first bytes prove the transaction began; then it fills the pipe and blocks.
+        let first = try #require(try pipe.fileHandleForReading.read(upToCount: 1))
+        #expect(first == Data("{".utf8))
+        return process
+    }
+
+    @Test func aReaderKilledInsideItsTransactionLeavesASlotThatTheNextOpenClears() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            // LMDB resets the reader table when no process has the ledger open, so a stale slot matters
+            // (and is counted) only while another process keeps it open: the survivor.
+            let survivor = try Self.blockedReader(ledger)
+            let victim = try Self.blockedReader(ledger)
+            defer {
+                kill(survivor.processIdentifier, SIGKILL)
+                survivor.waitUntilExit()
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(victim.isRunning && survivor.isRunning, "the exports should be blocked on their full pipes")
+            kill(victim.processIdentifier, SIGKILL)
+            victim.waitUntilExit()
+            #expect(victim.terminationReason == .uncaughtSignal)
+
+            let reopened = try Ledger(path: ledger, options: .init(readOnly: true))
+            #expect(reopened.staleReadersCleared == 1)
+            #expect(try reopened.verify().isIntact)
+        }
+    }
+
+    @Test func theAuditToolReadsWhileThisProcessAppends() async throws {
+        try await withSandboxAsync { sandbox in
+            let path = sandbox.path("live")
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            let finished = Flag()
+            let writer = Task {
+                defer { finished.set() }
+                for n in 0..<400 {
+                    let handle = try CommunicationHandle(value: "friend-\(n)", kind: .custom)
+                    try await ledger.subject("kid-\(n % 4)").recordKnownHandles([handle], among: [handle], at: try Timestamp(rfc3339: "2026-11-20T09:00:00Z"))
+                }
+            }
+            var reads = 0
+            while !finished.isSet || reads < 3 {
+                let result = try sandbox.run(["verify", "--ledger", path, "--format", "json"])
+                #expect(result.status == 0, "\(result)")
+                let json = try result.json()
+                #expect(json["ok"] as? Bool == true, "\(result)")
+                reads += 1
+                if reads > 200 { break }
+            }
+            try await writer.value
+            #expect(try ledger.head().seq == 400)
+            let final = try sandbox.json(["known-handles", "--ledger", path, "--subject", "kid-1"])
+            #expect(try final.objects("handles").count == 100)
+        }
+    }
+}

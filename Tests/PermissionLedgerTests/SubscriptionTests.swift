@@ -1,0 +1,184 @@
+import Foundation
+import PermissionLedger
+import PermissionModel
+import Testing
+
+/// Live subscriptions: catch up from a seq, continue live, no gap and no duplicate at the switch.
+@Suite(.timeLimit(.minutes(10))) struct SubscriptionTests {
+    typealias G = GroupCommitTests
+
+    static func observed(_ n: Int, subject: String) -> PermissionEvent {
+        let handle = try! CommunicationHandle(value: "seen-\(n)", kind: .custom)
+        return PermissionEvent(
+            id: "obs-\(subject)-\(n)", subject: subject, occurredAt: G.base,
+            payload: .handlesObserved(checked: [handle], known: n % 2 == 0 ? [handle] : []))
+    }
+
+    /// Collects events from `sequence` until one with `seq == last`, failing after a minute.
+    static func collect(_ sequence: LedgerEvents, through last: UInt64) async throws -> [PermissionEvent] {
+        try await withThrowingTaskGroup(of: [PermissionEvent]?.self) { group in
+            group.addTask {
+                var seen: [PermissionEvent] = []
+                for try await event in sequence {
+                    seen.append(event)
+                    if event.seq! >= last { break }
+                }
+                return seen
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            guard let first else {
+                Issue.record("the subscription did not reach seq \(last) within a minute")
+                return []
+            }
+            return first
+        }
+    }
+
+    @Test func aSubscriberStartedDuringWritesSeesEveryEventOnceInOrder() async throws {
+        try await withLedger { ledger in
+            let total = 3_000
+            let writer = Task {
+                // Many small concurrent batches: commits land while the subscriber catches up and after.
+                for start in stride(from: 0, to: total, by: 100) {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for chunk in stride(from: start, to: start + 100, by: 10) {
+                            group.addTask {
+                                try await ledger.append((chunk..<chunk + 10).map { Self.observed($0, subject: "kid-\($0 % 3)") })
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+            }
+            // Start once writing is under way.
+            while try ledger.head().seq < 500 { try await Task.sleep(for: .milliseconds(1)) }
+            let all = Task { try await Self.collect(ledger.events(after: 0), through: UInt64(total)) }
+            let fromMiddle = Task { try await Self.collect(ledger.events(after: 250), through: UInt64(total)) }
+            try await writer.value
+            let seen = try await all.value
+            #expect(seen.map(\.seq!) == Array(1...UInt64(total)))
+            #expect(Set(seen.map(\.id)).count == total)
+            #expect(try await fromMiddle.value.map(\.seq!) == Array(251...UInt64(total)))
+            // Every event read live is the stored one.
+            var stored: [PermissionEvent] = []
+            try ledger.forEachEvent { stored.append($0) }
+            #expect(seen == stored)
+        }
+    }
+
+    @Test func aSubjectSubscriptionSeesOnlyThatSubjectWithoutSpinning() async throws {
+        try await withLedger { ledger in
+            try await ledger.append((0..<30).map { Self.observed($0, subject: "kid-\($0 % 3)") })
+            let events = ledger.events(after: 0, subject: "kid-1")
+            let collector = Task {
+                var seqs: [UInt64] = []
+                for try await event in events {
+                    #expect(event.subject == "kid-1")
+                    seqs.append(event.seq!)
+                    if seqs.count == 20 { break }
+                }
+                return seqs
+            }
+            // Other subjects' events move the head without giving this subscriber anything.
+            try await ledger.append((30..<60).map { Self.observed($0, subject: $0 % 3 == 1 ? "kid-1" : "kid-other") })
+            let seqs = try await collector.value
+            let expected: [UInt64] = (0..<60).filter { $0 % 3 == 1 }.map { UInt64($0 + 1) }
+            #expect(seqs == expected)
+        }
+    }
+
+    @Test func aSlowSubscriberNeitherBlocksWritersNorMissesAnything() async throws {
+        try await withLedger(mapSize: 8 << 20) { ledger in
+            var iterator = ledger.events().makeAsyncIterator()
+            try await ledger.append(Self.observed(0, subject: "kid"))
+            #expect(try await iterator.next()?.seq == 1)
+            // The subscriber stops reading while 5,000 more events are written; the writes complete.
+            for start in stride(from: 1, to: 5_001, by: 500) {
+                try await ledger.append((start..<start + 500).map { Self.observed($0, subject: "kid") })
+            }
+            #expect(try ledger.head().seq == 5_001)
+            var next: UInt64 = 2
+            while next <= 5_001, let event = try await iterator.next() {
+                #expect(event.seq == next)
+                next += 1
+            }
+            #expect(next == 5_002)
+        }
+    }
+
+    @Test func cancellingTheTaskEndsTheSubscription() async throws {
+        try await withLedger { ledger in
+            let task = Task {
+                var count = 0
+                for try await _ in ledger.events() { count += 1 }
+                return count
+            }
+            try await ledger.append(Self.observed(0, subject: "kid"))
+            try await Task.sleep(for: .milliseconds(50))
+            task.cancel()
+            #expect(try await task.value <= 1)
+        }
+    }
+
+    @Test func questionUpdatesFollowAQuestionToItsFinalState() async throws {
+        try await withLedger { ledger in
+            let updates = Task {
+                var states: [QuestionState] = []
+                for try await status in ledger.questionUpdates(G.uuid(7)) { states.append(status.state) }
+                return states
+            }
+            // Asked after the subscription began, with unrelated events around it.
+            try await ledger.append(G.asked(1))
+            try await ledger.append(G.asked(7))
+            try await ledger.append(G.answered(1))
+            try await ledger.append(G.answered(7, choice: "decline"))
+            try await ledger.append(Self.observed(1, subject: "kid-1"))
+            #expect(try await updates.value == [.pending, .denied])
+            // Once asked, updates start from the question.asked, whenever iteration starts.
+            var replay: [QuestionState] = []
+            for try await status in ledger.questionUpdates(G.uuid(1)) { replay.append(status.state) }
+            #expect(replay == [.pending, .approved])
+        }
+    }
+
+    @Test func knownHandleUpdatesReportEachChangeOfTheSet() async throws {
+        try await withLedger { ledger in
+            let child = ledger.subject("kid-1")
+            var updates = child.knownHandleUpdates().makeAsyncIterator()
+            #expect(try await updates.next()?.handles == [])
+            try await ledger.append(G.asked(1))
+            try await ledger.append(G.answered(1))
+            let first = try await updates.next()
+            #expect(first?.handles.map(\.handle.value) == ["friend-1"])
+            #expect(first?.seq == 2)
+            try await ledger.append(G.asked(2))
+            try await ledger.append(G.answered(2, choice: "decline"))  // changes nothing: no update
+            try await ledger.append(PermissionEvent(
+                id: "obs", subject: "kid-1", occurredAt: G.base,
+                payload: .handlesObserved(checked: [try CommunicationHandle(value: "friend-1", kind: .custom)], known: [])))
+            let second = try await updates.next()
+            #expect(second?.handles == [])
+            #expect(second?.seq == 5)
+        }
+    }
+
+    @Test func responsesArriveWithTheirQuestionAndChoice() async throws {
+        try await withLedger { ledger in
+            try await ledger.append([G.asked(1), G.asked(2, subject: "kid-2")])
+            var responses = ledger.subject("kid-2").responses().makeAsyncIterator()
+            try await ledger.append([G.answered(1), G.answered(2, choice: "decline", subject: "kid-2")])
+            let response = try await responses.next()
+            #expect(response?.question.id == G.uuid(2))
+            #expect(response?.choice == .decline)
+            #expect(response?.via == .messages)
+            #expect(response?.subject == "kid-2")
+            #expect(response?.seq == 4)
+            #expect(response?.late == false)
+        }
+    }
+}
