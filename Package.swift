@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LMDB", targets: ["LMDB"]),
         .executable(name: "permission-ledger", targets: ["permission-ledger"]),
         .executable(name: "ledger-benchmark", targets: ["ledger-benchmark"]),
+        .executable(name: "family-simulation", targets: ["family-simulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -43,6 +44,8 @@ let package = Package(
         ),
         .target(name: "PermissionLedgerTesting", dependencies: ["PermissionLedger", "PermissionModel"]),
         .executableTarget(name: "ledger-benchmark", dependencies: ["PermissionLedger", "LMDB"]),
+        // The example of the DocC catalog: a simulated family against a ledger.
+        .executableTarget(name: "family-simulation", dependencies: ["PermissionLedger", "PermissionModel"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
         .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
@@ -55,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PermissionLedgerCLITests",
-            dependencies: ["PermissionLedger", "permission-ledger"]
+            dependencies: ["PermissionLedger", "permission-ledger", "family-simulation"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,8 +1,10 @@
 // Measures batched durable append throughput and in-memory replay throughput of the ledger; with
-// `latency`, the latency of as-of queries on a small and a large ledger.
+// `latency`, the latency of as-of queries on a small and a large ledger; with `group-commit`, concurrent
+// durable single appends with and without group commit.
 //
 //   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync]
 //   swift run -c release ledger-benchmark latency [--small N] [--large N] [--samples N] [--dir DIR]
+//   swift run -c release ledger-benchmark group-commit [--tasks N] [--appends N] [--json FILE]
 //
 // Not a test: figures depend on the machine. Targets on the 2-core reference machine:
 // append >= 200,000 events/s in batches of 10,000 with a durable commit each (--no-sync: without, to see what the disk costs); replay >= 1,000,000 events/s.
@@ -12,6 +14,10 @@ import PermissionModel
 
 if CommandLine.arguments.dropFirst().first == "latency" {
     try runLatencyBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "group-commit" {
+    try await runGroupCommitBenchmark(Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 
