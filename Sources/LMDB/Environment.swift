@@ -43,11 +43,18 @@ public final class Environment: @unchecked Sendable {
         /// Flushes to disk on every commit. `false` sets `MDB_NOSYNC`: a system crash may
         /// then lose recent commits. Meant for tests and benchmarks only.
         public var durable: Bool
+        /// With `durable`, flushes only the data pages at commit and leaves the flush of the meta page
+        /// (which makes the commit durable) to the next commit or to ``Environment/sync(force:)``.
+        /// Integrity is kept; a commit is durable once `sync` returns. Lets a caller flush on another
+        /// thread while the next write transaction runs.
+        ///
+        /// The corresponding LMDB flag is `MDB_NOMETASYNC`.
+        public var deferMetaSync: Bool
 
         /// Creates options; the defaults suit a small, durable, writable environment.
         public init(
             mapSize: Int = 64 << 20, maxDatabases: Int = 16, maxReaders: Int = 126,
-            fileMode: UInt32 = 0o600, readOnly: Bool = false, durable: Bool = true
+            fileMode: UInt32 = 0o600, readOnly: Bool = false, durable: Bool = true, deferMetaSync: Bool = false
         ) {
             self.mapSize = mapSize
             self.maxDatabases = maxDatabases
@@ -55,6 +62,7 @@ public final class Environment: @unchecked Sendable {
             self.fileMode = fileMode
             self.readOnly = readOnly
             self.durable = durable
+            self.deferMetaSync = deferMetaSync
         }
     }
 
@@ -137,6 +145,7 @@ public final class Environment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if !options.durable { flags |= UInt32(MDB_NOSYNC) }
+            if options.deferMetaSync { flags |= UInt32(MDB_NOMETASYNC) }
             try LMDBError.check(mdb_env_open(env, path, flags, mode))
         } catch {
             mdb_env_close(env)

@@ -25,6 +25,10 @@ final class GroupCommitter: @unchecked Sendable {
         let path: String
         let clock: @Sendable () -> Timestamp
         let watch: LogWatch
+        /// Whether commits must be flushed to disk: the environment defers the flush of a commit's meta
+        /// page, which the writer leaves to ``Flusher`` (the next group's transaction then runs while the
+        /// last one is flushed), or does itself when every append has a transaction of its own.
+        let durable: Bool
     }
 
     /// The most events committed in one shared transaction: bounds the latency a large group adds.
@@ -51,9 +55,14 @@ final class GroupCommitter: @unchecked Sendable {
     }
     private var committing = 0
 
+    /// Makes commits durable on a thread of its own, when the environment defers the flush.
+    private let flusher: Flusher?
+
     init(context: Context, maxGroupEvents: Int) {
         self.context = context
         self.maxGroupEvents = max(1, maxGroupEvents)
+        flusher = context.durable && maxGroupEvents > 1
+            ? Flusher(environment: context.environment, path: context.path, watch: context.watch) : nil
         let thread = Thread { [self] in run() }
         thread.name = "PermissionLedger.writer"
         thread.start()
@@ -83,7 +92,21 @@ final class GroupCommitter: @unchecked Sendable {
 
     private func run() {
         while let group = nextGroup() {
-            Self.commit(group, context: context)
+            var (results, head) = Self.commit(group, context: context)
+            if let flusher, let head {
+                flusher.submit(.init(requests: group, results: results, head: head))
+            } else {
+                if head != nil, context.durable {
+                    do {
+                        try context.environment.sync(force: true)
+                    } catch {
+                        let failure = LedgerError(.storage, "\(context.path): flushing the commit to disk failed (\(error)); the events may not be durable")
+                        results = group.map { _ in .failure(failure) }
+                    }
+                }
+                if let head { context.watch.advanced(to: head) }
+                for (request, result) in zip(group, results) { request.complete(result) }
+            }
             condition.lock()
             counts.transactions += 1
             counts.requests += group.count
@@ -100,6 +123,7 @@ final class GroupCommitter: @unchecked Sendable {
         defer { condition.unlock() }
         while pending.isEmpty && !stopping { condition.wait() }
         if pending.isEmpty {
+            flusher?.stop()
             running = false
             condition.broadcast()
             return nil
@@ -116,8 +140,9 @@ final class GroupCommitter: @unchecked Sendable {
         return group
     }
 
-    /// Commits a group in one write transaction and completes every request.
-    static func commit(_ group: [Request], context: Context) {
+    /// Commits a group in one write transaction; returns each request's result and the head afterwards
+    /// (`nil` when nothing was committed).
+    static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
             let head = try context.environment.write { txn in
@@ -149,15 +174,12 @@ final class GroupCommitter: @unchecked Sendable {
                 }
                 return head
             }
-            context.watch.advanced(to: head.seq)
+            return (results, head.seq)
         } catch let rejected as AppendRejected {
-            results = [.failure(rejected)]
+            return ([.failure(rejected)], nil)
         } catch {
             let failure = LedgerError.storage(error, path: context.path)
-            results = group.map { _ in .failure(failure) }
-        }
-        for (request, result) in zip(group, results) {
-            request.complete(result)
+            return (group.map { _ in .failure(failure) }, nil)
         }
     }
 
@@ -182,6 +204,80 @@ final class GroupCommitter: @unchecked Sendable {
         }
         if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
         return Ledger.AppendSummary(outcomes: outcomes, head: projector.head)
+    }
+}
+
+/// The second half of a durable group commit: flushes what the writer thread committed and then
+/// completes its requests. One flush serves every group committed since the last, and the writer thread
+/// builds the next transaction meanwhile.
+final class Flusher: @unchecked Sendable {
+    struct Batch {
+        var requests: [GroupCommitter.Request]
+        var results: [Result<Ledger.AppendSummary, any Error>]
+        var head: UInt64
+    }
+
+    /// Unowned for the same reason as ``GroupCommitter/Context/environment``.
+    private unowned let environment: Environment
+    private let path: String
+    private let watch: LogWatch
+    private let condition = NSCondition()
+    private var batches: [Batch] = []
+    private var stopping = false
+    private var running = true
+
+    init(environment: Environment, path: String, watch: LogWatch) {
+        self.environment = environment
+        self.path = path
+        self.watch = watch
+        let thread = Thread { [self] in run() }
+        thread.name = "PermissionLedger.flusher"
+        thread.start()
+    }
+
+    func submit(_ batch: Batch) {
+        condition.lock()
+        batches.append(batch)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Flushes and completes what is queued, then ends the thread and waits for it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while batches.isEmpty && !stopping { condition.wait() }
+            if batches.isEmpty {
+                running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let taken = batches
+            batches.removeAll()
+            condition.unlock()
+            do {
+                try environment.sync(force: true)
+                watch.advanced(to: taken.map(\.head).max()!)
+                for batch in taken {
+                    for (request, result) in zip(batch.requests, batch.results) { request.complete(result) }
+                }
+            } catch {
+                // Committed but perhaps not on disk: no caller may be told it is durable.
+                let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
+                for batch in taken {
+                    for request in batch.requests { request.complete(.failure(failure)) }
+                }
+            }
+        }
     }
 }
 

@@ -103,7 +103,9 @@ public final class Ledger: Sendable {
         do {
             environment = try Environment(path: path, options: .init(
                 mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
-                readOnly: options.readOnly, durable: options.durable))
+                readOnly: options.readOnly, durable: options.durable,
+                // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
+                deferMetaSync: options.durable && !options.readOnly))
             // Reader slots left by processes that died inside a read transaction would pin old pages forever.
             staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
         } catch {
@@ -143,7 +145,9 @@ public final class Ledger: Sendable {
             try Self.rebuildProjections(environment: environment, tables: tables, path: path)
         }
         committer = options.readOnly ? nil : GroupCommitter(
-            context: .init(environment: environment, tables: tables, path: path, clock: options.clock, watch: watch),
+            context: .init(
+                environment: environment, tables: tables, path: path, clock: options.clock, watch: watch,
+                durable: options.durable),
             maxGroupEvents: options.maxEventsPerCommit)
     }
 
@@ -190,6 +194,10 @@ public final class Ledger: Sendable {
     /// flush to disk. A call whose events are rejected fails alone; the others in the same transaction
     /// are committed.
     ///
+    /// - Parameters:
+    ///   - events: the events, in the order they are to be appended; an empty batch appends nothing and
+    ///     returns the current head.
+    ///   - maxRejections: the most rejected events reported in ``AppendRejected``; checking stops there.
     /// - Throws: ``AppendRejected`` listing the rejected events (up to `maxRejections`); nothing of this
     ///   call is written. ``LedgerError`` when the ledger cannot be written.
     @discardableResult
@@ -226,7 +234,15 @@ public final class Ledger: Sendable {
 
     /// Appends a batch like ``append(_:maxRejections:)``, blocking the calling thread until it is durable.
     ///
-    /// - Parameter progress: called with the number of events checked so far, every 10,000 events, for long batches.
+    /// The batch is written in a write transaction of its own, on the calling thread, not through the
+    /// writer thread's group commit.
+    ///
+    /// - Parameters:
+    ///   - events: the events, in the order they are to be appended.
+    ///   - maxRejections: the most rejected events reported in ``AppendRejected``; checking stops there.
+    ///   - progress: called with the number of events checked so far, every 10,000 events, for long batches.
+    /// - Throws: ``AppendRejected`` when any event is rejected (nothing is written), ``LedgerError`` when the
+    ///   ledger cannot be written.
     @discardableResult
     public func appendSynchronously(
         _ events: [PermissionEvent], maxRejections: Int = 100, progress: ((Int) -> Void)? = nil
@@ -254,6 +270,8 @@ public final class Ledger: Sendable {
                 if dryRun { throw DryRun(summary: summary) }
                 return summary
             }
+            // The environment defers the flush of the commit's meta page: make it durable before returning.
+            if options.durable { try environment.sync(force: true) }
             watch.advanced(to: summary.head.seq)
             return summary
         } catch let dry as DryRun {

@@ -13,13 +13,17 @@ public struct VerificationReport: Hashable, Sendable {
     /// What is wrong, in plain words, or `nil` when the ledger is intact.
     public var problem: String?
 
+    /// Whether nothing is wrong: the chain, every record and every projection check out.
     public var isIntact: Bool { problem == nil }
 }
 
 /// What an in-memory replay of the log did.
 public struct ReplaySummary: Hashable, Sendable {
+    /// How many events were replayed.
     public var events: UInt64
+    /// How many questions the replay found.
     public var questions: Int
+    /// The chain hash after the last event replayed.
     public var head: ChainHash
 }
 
@@ -63,6 +67,7 @@ extension Ledger {
                     _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
                 }
             }
+            try environment.sync(force: true)
         } catch {
             throw LedgerError.storage(error, path: path)
         }
