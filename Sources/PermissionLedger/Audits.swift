@@ -4,13 +4,20 @@ import PermissionModel
 
 /// One version of what the ledger knew about a handle of a subject: who made it known (or not), and what ended it.
 public struct HandleRecord: Hashable, Sendable {
+    /// The child (or user) the handle concerns.
     public var subject: String
+    /// The handle, normalized.
     public var handle: CommunicationHandle
     /// The event that wrote this version.
     public var seq: UInt64
+    /// Whether this version made the handle known (an approval, or an observation that said known) or
+    /// not known (an observation that said not known).
     public var known: Bool
+    /// When this version took effect: the `occurredAt` of the answer or observation that wrote it.
     public var since: Timestamp
+    /// When a time-limited approval lapses, else `nil`.
     public var until: Timestamp?
+    /// What wrote this version: an approved question or a `handles.observed` event.
     public var source: HandleSource
     /// For an approval: the question as of the view's point (choice, `via`, times).
     public var question: QuestionStatus?
@@ -19,6 +26,7 @@ public struct HandleRecord: Hashable, Sendable {
 
     /// How a version of a handle's record came to an end.
     public struct Ending: Hashable, Sendable {
+        /// What ended a version.
         public enum Cause: String, Hashable, Sendable {
             /// A time-limited approval lapsed.
             case lapse
@@ -27,7 +35,9 @@ public struct HandleRecord: Hashable, Sendable {
             /// A later approval replaced it.
             case approval
         }
+        /// What ended it.
         public var cause: Cause
+        /// When it ended: the `until` of a lapsed approval, else the `since` of the version that replaced it.
         public var at: Timestamp
         /// The event that ended it (`nil` for a lapse).
         public var seq: UInt64?
@@ -38,37 +48,59 @@ public struct HandleRecord: Hashable, Sendable {
 
 /// The counts `stats` prints.
 public struct LedgerStatistics: Hashable, Sendable {
+    /// The log's head (independent of the point).
     public var head: LogHead
+    /// How many events of each type the log holds up to the point; types without events are absent.
     public var eventsByType: [EventType: UInt64]
+    /// How many subjects have an event at or before the point.
     public var subjects: Int
+    /// How many questions are in each state at the point; states without questions are absent.
     public var questionsByState: [QuestionState: Int]
 }
 
 /// What changed between two points of the log.
 public struct LedgerDiff: Hashable, Sendable {
+    /// A question whose state differs between the two points.
     public struct QuestionChange: Hashable, Sendable {
+        /// The question's id.
         public var id: UUID
+        /// The child who was asked to send it.
         public var subject: String
         /// `nil` when the question had not been asked at the first point.
         public var from: QuestionState?
         /// `nil` when the question had not been asked at the second point (it is earlier than the first).
         public var to: QuestionState?
     }
+    /// A handle known at one of the two points and not at the other.
     public struct HandleChange: Hashable, Sendable {
+        /// The child (or user) the handle concerns.
         public var subject: String
+        /// The handle, as known at the point where it is known.
         public var handle: KnownHandle
     }
+    /// A system permission whose state differs between the two points.
     public struct PermissionChange: Hashable, Sendable {
+        /// The user whose permission it is.
         public var subject: String
+        /// The permission.
         public var permission: SystemPermission
+        /// Its state at the first point, or `nil` when none was recorded by then.
         public var from: SystemPermission.State?
+        /// Its state at the second point, or `nil` when none was recorded by then.
         public var to: SystemPermission.State?
     }
+    /// The first point: the view ``LedgerView/diff(to:subject:)`` was called on.
     public var from: AsOfPoint
+    /// The second point: the view passed as `other`.
     public var to: AsOfPoint
+    /// The questions whose state differs: first those asked by the second point, ordered by `askedAt`
+    /// then id, then those asked only by the first.
     public var questions: [QuestionChange]
+    /// The handles known at the second point and not at the first, by subject, then kind and value.
     public var handlesAdded: [HandleChange]
+    /// The handles known at the first point and not at the second, by subject, then kind and value.
     public var handlesRemoved: [HandleChange]
+    /// The permissions whose state differs, by subject, then permission name.
     public var permissions: [PermissionChange]
 }
 

@@ -18,17 +18,21 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound
     }
 
+    /// What kind of failure it is.
     public var kind: Kind
+    /// What went wrong, in plain words, often starting with the ledger's path.
     public var message: String
     /// The stored event the problem is at, when known.
     public var seq: UInt64?
 
+    /// Creates an error of `kind` with `message`, at the stored event `seq` when there is one.
     public init(_ kind: Kind, _ message: String, seq: UInt64? = nil) {
         self.kind = kind
         self.message = message
         self.seq = seq
     }
 
+    /// The message, preceded by `seq N: ` when the error is at a stored event.
     public var description: String { seq.map { "seq \($0): \(message)" } ?? message }
 
     static func storage(_ error: any Error, path: String) -> LedgerError {
@@ -56,6 +60,7 @@ public struct AppendRejected: Error, Sendable, CustomStringConvertible {
     /// Each rejected event's index in the batch, with the reason. At most the batch's limit are listed.
     public var rejections: [(index: Int, rejection: EventRejection)]
 
+    /// One line per rejected event: `event N: ` (its 1-based position in the batch) and the reason.
     public var description: String {
         rejections.map { "event \($0.index + 1): \($0.rejection)" }.joined(separator: "\n")
     }

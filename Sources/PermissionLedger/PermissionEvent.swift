@@ -22,6 +22,8 @@ public struct PermissionEvent: Hashable, Sendable {
     /// What happened.
     public var payload: Payload
 
+    /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
+    /// when given, the ledger checks them instead (see EVENTS.md). The payload's rules are checked on append.
     public init(
         id: String, subject: String, occurredAt: Timestamp, recordedAt: Timestamp? = nil,
         seq: UInt64? = nil, hash: ChainHash? = nil, payload: Payload
@@ -91,7 +93,7 @@ extension PermissionEvent.Payload {
     /// A `handles.observed` payload checked as EVENTS.md requires: `checked` is not empty and `known` is a
     /// subset of it; repeated handles are folded, as the JSON form does.
     ///
-    /// - Throws: ``PermissionModel/PermissionModelError`` naming `checked` or `known[i]`.
+    /// - Throws: ``/PermissionModel/PermissionModelError`` naming `checked` or `known[i]`.
     public static func handlesObserved(
         checking checked: [CommunicationHandle], known: [CommunicationHandle]
     ) throws(PermissionModelError) -> Self {
@@ -112,12 +114,19 @@ extension PermissionEvent.Payload {
 
 /// The type of an event, named as in the JSON Lines form.
 public enum EventType: String, Hashable, Sendable, CaseIterable {
+    /// `question.asked`: the app asked the child to send a question.
     case questionAsked = "question.asked"
+    /// `question.sendCanceled`: the child cancelled the send flow.
     case questionSendCanceled = "question.sendCanceled"
+    /// `question.askFailed`: `AskCenter.ask` threw; the question was never sent.
     case questionAskFailed = "question.askFailed"
+    /// `question.answered`: the guardian picked one of the question's choices.
     case questionAnswered = "question.answered"
+    /// `question.expired`: the app stopped waiting for an answer.
     case questionExpired = "question.expired"
+    /// `handles.observed`: what `CommunicationLimits.knownHandles(in:)` returned.
     case handlesObserved = "handles.observed"
+    /// `permission.changed`: a system permission's state changed.
     case permissionChanged = "permission.changed"
 }
 

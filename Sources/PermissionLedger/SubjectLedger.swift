@@ -181,7 +181,9 @@ extension Ledger {
     /// overdue questions reads an index of pending questions by `expiresAt`: its cost grows with the
     /// questions it expires, not with the ledger.
     ///
-    /// - Parameter limit: the most questions one call expires; call again while it returns `limit` ids.
+    /// - Parameters:
+    ///   - now: the time to expire questions by; `nil` (the default) uses the ledger's clock.
+    ///   - limit: the most questions one call expires; call again while it returns `limit` ids.
     @discardableResult
     public func expireOverdueQuestions(now: Timestamp? = nil, limit: Int = 10_000) async throws -> [UUID] {
         let now = now ?? options.clock()

@@ -35,6 +35,10 @@ extension Ledger {
     /// question may still be answered late, so the sequence goes on after `.expired`.
     /// Each state is the question's as of its event: a pending question whose `expiresAt` had passed
     /// by then is reported `.expired`.
+    ///
+    /// - Parameters:
+    ///   - id: the question's id.
+    ///   - pollInterval: how often to look for events written by other processes.
     public func questionUpdates(_ id: UUID, pollInterval: Duration = .seconds(1)) -> QuestionUpdates {
         QuestionUpdates(ledger: self, id: id, pollInterval: pollInterval)
     }
@@ -44,6 +48,10 @@ extension Ledger {
     /// The first element is the set at the head when iteration starts; later elements come only when
     /// an answer or an observation changes the set. A time-limited approval that lapses is not an event:
     /// it shows in the next update, or ask ``LedgerView/knownHandles(subject:)`` with a clock.
+    ///
+    /// - Parameters:
+    ///   - subject: the child (or user) whose handles to follow.
+    ///   - pollInterval: how often to look for events written by other processes.
     public func knownHandleUpdates(subject: String, pollInterval: Duration = .seconds(1)) -> KnownHandleUpdates {
         KnownHandleUpdates(ledger: self, subject: subject, pollInterval: pollInterval)
     }
@@ -54,6 +62,7 @@ extension Ledger {
     /// - Parameters:
     ///   - subject: only the responses to this subject's questions.
     ///   - seq: the last `seq` already seen; `0` starts at the beginning of the log.
+    ///   - pollInterval: how often to look for events written by other processes.
     public func responses(subject: String? = nil, after seq: UInt64 = 0, pollInterval: Duration = .seconds(1)) -> ResponseUpdates {
         ResponseUpdates(events: events(after: seq, subject: subject, pollInterval: pollInterval))
     }
@@ -87,7 +96,9 @@ extension Ledger {
 
 /// The events of a ledger from a point on, live: see ``Ledger/events(after:subject:pollInterval:)``.
 public struct LedgerEvents: AsyncSequence, Sendable {
+    /// Each event comes with its `seq`, `recordedAt` and `hash`.
     public typealias Element = PermissionEvent
+    /// Reading the log can throw ``LedgerError``.
     public typealias Failure = any Error
 
     let ledger: Ledger
@@ -97,6 +108,7 @@ public struct LedgerEvents: AsyncSequence, Sendable {
     /// How many events one read transaction fetches.
     static let pageSize = 256
 
+    /// An iterator starting after the sequence's `seq`; each iterator reads the log on its own.
     public func makeAsyncIterator() -> Iterator {
         Iterator(ledger: ledger, position: after, subject: subject, pollInterval: pollInterval)
     }
@@ -136,13 +148,16 @@ public struct LedgerEvents: AsyncSequence, Sendable {
 
 /// A question's states as its events are recorded: see ``Ledger/questionUpdates(_:pollInterval:)``.
 public struct QuestionUpdates: AsyncSequence, Sendable {
+    /// The question's state as of one of its events, with its events up to that one.
     public typealias Element = QuestionStatus
+    /// Reading the log can throw ``LedgerError``.
     public typealias Failure = any Error
 
     let ledger: Ledger
     let id: UUID
     let pollInterval: Duration
 
+    /// An iterator that finds where the question starts when it is first advanced.
     public func makeAsyncIterator() -> Iterator {
         Iterator(ledger: ledger, id: id, pollInterval: pollInterval)
     }
@@ -185,13 +200,16 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
         public var handles: [KnownHandle]
     }
 
+    /// The set of known handles after one event.
     public typealias Element = Update
+    /// Reading the log can throw ``LedgerError``.
     public typealias Failure = any Error
 
     let ledger: Ledger
     let subject: String
     let pollInterval: Duration
 
+    /// An iterator whose first element is the set at the head when it is first advanced.
     public func makeAsyncIterator() -> Iterator {
         Iterator(ledger: ledger, subject: subject, pollInterval: pollInterval)
     }
@@ -255,11 +273,14 @@ public struct RecordedResponse: Hashable, Sendable {
 
 /// The responses recorded from a point on, live: see ``Ledger/responses(subject:after:pollInterval:)``.
 public struct ResponseUpdates: AsyncSequence, Sendable {
+    /// One guardian's response, with its question and where it is in the log.
     public typealias Element = RecordedResponse
+    /// Reading the log can throw ``LedgerError``.
     public typealias Failure = any Error
 
     let events: LedgerEvents
 
+    /// An iterator starting after the sequence's `seq`; each iterator reads the log on its own.
     public func makeAsyncIterator() -> Iterator {
         Iterator(ledger: events.ledger, events: events.makeAsyncIterator())
     }
