@@ -8,7 +8,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case missing
         /// The path holds something that is not a ledger (or a newer format).
         case notALedger
-        /// Another process holds a lock the ledger needs.
+        /// Another process holds a lock the ledger needs, or this process already has the ledger open.
         case locked
         /// Stored bytes are damaged.
         case damaged
