@@ -28,7 +28,8 @@ extension Ledger {
 /// Every `record…` method appends one event and returns once it is durable on disk (group-committed
 /// with other tasks' appends). `occurredAt` defaults to the ledger's clock. The event id defaults to
 /// one derived from the question for `question.asked`, `question.sendCanceled`, `question.askFailed`
-/// and `question.expired`, so that retrying the same call is a no-op rather than a second event, and to
+/// and `question.expired`, so that retrying the same call (with the same `at:`; a retry at another time is
+/// rejected as a conflict) is a no-op rather than a second event, and to
 /// a random UUID for answers, observations and permission changes (repeated answers are folded by the
 /// ledger's rules anyway). Pass `id` to use your own, for example the id of the message that carried it.
 ///
@@ -182,8 +183,10 @@ extension Ledger {
     /// questions it expires, not with the ledger.
     ///
     /// - Parameters:
-    ///   - now: the time to expire questions by; `nil` (the default) uses the ledger's clock.
-    ///   - limit: the most questions one call expires; call again while it returns `limit` ids.
+    ///   - now: the time to expire questions by; `nil` (the default) uses the ledger's clock. A time
+    ///     later than the clock records expiries that occur after they are recorded: meant for tests.
+    ///   - limit: the most overdue questions one call looks at; with more, call again until it returns
+    ///     fewer than `limit` ids (another process's sweep may have expired some of them first).
     @discardableResult
     public func expireOverdueQuestions(now: Timestamp? = nil, limit: Int = 10_000) async throws -> [UUID] {
         let now = now ?? options.clock()

@@ -21,7 +21,7 @@ import Testing
             #expect(known)
             #expect(before == .pending)
 
-            let seen = Task {
+            let seen = Task { () -> (String, UInt64)? in
                 for try await response in child.responses() { return (response.choice.id, response.seq) }
                 return nil
             }
