@@ -26,7 +26,7 @@ final class GroupCommitter: @unchecked Sendable {
         let clock: @Sendable () -> Timestamp
         let watch: LogWatch
         /// Whether commits must be flushed to disk: the environment defers the flush of a commit's meta
-        /// page, which the writer leaves to ``Flusher`` (the next group's transaction then runs while the
+        /// page, which the writer leaves to the flusher thread (the next group's transaction then runs while the
         /// last one is flushed), or does itself when every append has a transaction of its own.
         let durable: Bool
     }
@@ -34,110 +34,110 @@ final class GroupCommitter: @unchecked Sendable {
     /// The most events committed in one shared transaction: bounds the latency a large group adds.
     let maxGroupEvents: Int
     private let context: Context
-    private let condition = NSCondition()
-    private var pending: [Request] = []
-    private var stopping = false
-    private var running = true
+    private let lock = NSLock()
     private var counts = Ledger.WriterStatistics()
+    /// The writer thread and its queue of requests.
+    private var worker: WorkerThread<Request>!
+    /// Makes commits durable on a thread of its own, when the environment defers the flush.
+    private let flusher: WorkerThread<FlushBatch>?
+
+    /// Requests committed by the writer, waiting for the flush that makes them durable.
+    struct FlushBatch {
+        var requests: [Request]
+        var results: [Result<Ledger.AppendSummary, any Error>]
+        var head: UInt64
+    }
 
     /// What the writer thread has done so far.
-    var statistics: Ledger.WriterStatistics {
-        condition.lock()
-        defer { condition.unlock() }
-        return counts
-    }
+    var statistics: Ledger.WriterStatistics { lock.withLock { counts } }
 
     /// How many requests wait for the writer thread, and how many it is committing now.
     var queue: (waiting: Int, committing: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (pending.count, committing)
+        let load = worker.load
+        return (load.waiting, load.working)
     }
-    private var committing = 0
-
-    /// Makes commits durable on a thread of its own, when the environment defers the flush.
-    private let flusher: Flusher?
 
     init(context: Context, maxGroupEvents: Int) {
         self.context = context
         self.maxGroupEvents = max(1, maxGroupEvents)
+        // One flush serves every group committed since the last, while the writer builds the next transaction.
         flusher = context.durable && maxGroupEvents > 1
-            ? Flusher(environment: context.environment, path: context.path, watch: context.watch) : nil
-        let thread = Thread { [self] in run() }
-        thread.name = "PermissionLedger.writer"
-        thread.start()
+            ? WorkerThread(name: "PermissionLedger.flusher", take: { $0.count }) { batches in
+                Self.flush(batches, context: context)
+            } : nil
+        let limit = self.maxGroupEvents
+        worker = WorkerThread(name: "PermissionLedger.writer", take: { pending in
+            // The requests that fit in one group, at least one.
+            var taken = 0
+            var events = 0
+            while taken < pending.count, taken == 0 || events + pending[taken].events.count <= limit {
+                events += pending[taken].events.count
+                taken += 1
+            }
+            return taken
+        }) { [unowned self] group in
+            commitAndHandOn(group)
+        }
     }
 
-    /// Queues `request`; its `complete` is called on the writer thread once it is durable or has failed.
+    /// Queues `request`; its `complete` is called on the writer or flusher thread once it is durable or
+    /// has failed.
     func submit(_ request: Request) {
-        condition.lock()
-        guard !stopping else {
-            condition.unlock()
+        guard worker.submit(request) else {
             request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing")))
             return
         }
-        pending.append(request)
-        condition.signal()
-        condition.unlock()
     }
 
-    /// Finishes what is queued, then ends the writer thread and waits for it.
+    /// Finishes what is queued, then ends the writer and flusher threads and waits for them.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while running { condition.wait() }
-        condition.unlock()
+        worker.stop()
+        flusher?.stop()
     }
 
-    private func run() {
-        while let group = nextGroup() {
-            var (results, head) = Self.commit(group, context: context)
-            if let flusher, let head {
-                flusher.submit(.init(requests: group, results: results, head: head))
-            } else {
-                if head != nil, context.durable {
-                    do {
-                        try context.environment.sync(force: true)
-                    } catch {
-                        let failure = LedgerError(.storage, "\(context.path): flushing the commit to disk failed (\(error)); the events may not be durable")
-                        results = group.map { _ in .failure(failure) }
-                    }
+    /// Commits a group, then hands it to the flusher, or flushes it here when there is no flusher.
+    private func commitAndHandOn(_ group: [Request]) {
+        var (results, head) = Self.commit(group, context: context)
+        if let flusher, let head {
+            _ = flusher.submit(.init(requests: group, results: results, head: head))
+        } else {
+            if head != nil, context.durable {
+                do {
+                    try context.environment.sync(force: true)
+                } catch {
+                    results = group.map { _ in .failure(Self.flushFailed(error, path: context.path)) }
                 }
-                if let head { context.watch.advanced(to: head) }
-                for (request, result) in zip(group, results) { request.complete(result) }
             }
-            condition.lock()
+            if let head { context.watch.advanced(to: head) }
+            for (request, result) in zip(group, results) { request.complete(result) }
+        }
+        lock.withLock {
             counts.transactions += 1
             counts.requests += group.count
             counts.events += group.reduce(0) { $0 + $1.events.count }
             counts.largestGroup = max(counts.largestGroup, group.count)
-            committing = 0
-            condition.unlock()
         }
     }
 
-    /// Waits for requests and takes those that fit in one group (at least one), or `nil` once stopped.
-    private func nextGroup() -> [Request]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while pending.isEmpty && !stopping { condition.wait() }
-        if pending.isEmpty {
-            flusher?.stop()
-            running = false
-            condition.broadcast()
-            return nil
+    /// Flushes what the writer committed, then completes its requests.
+    private static func flush(_ batches: [FlushBatch], context: Context) {
+        do {
+            try context.environment.sync(force: true)
+            context.watch.advanced(to: batches.map(\.head).max()!)
+            for batch in batches {
+                for (request, result) in zip(batch.requests, batch.results) { request.complete(result) }
+            }
+        } catch {
+            // Committed but perhaps not on disk: no caller may be told it is durable.
+            let failure = flushFailed(error, path: context.path)
+            for batch in batches {
+                for request in batch.requests { request.complete(.failure(failure)) }
+            }
         }
-        var taken = 0
-        var events = 0
-        while taken < pending.count, taken == 0 || events + pending[taken].events.count <= maxGroupEvents {
-            events += pending[taken].events.count
-            taken += 1
-        }
-        let group = Array(pending[..<taken])
-        pending.removeFirst(taken)
-        committing = taken
-        return group
+    }
+
+    private static func flushFailed(_ error: any Error, path: String) -> LedgerError {
+        LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
     }
 
     /// Commits a group in one write transaction; returns each request's result and the head afterwards
@@ -207,42 +207,43 @@ final class GroupCommitter: @unchecked Sendable {
     }
 }
 
-/// The second half of a durable group commit: flushes what the writer thread committed and then
-/// completes its requests. One flush serves every group committed since the last, and the writer thread
-/// builds the next transaction meanwhile.
-final class Flusher: @unchecked Sendable {
-    struct Batch {
-        var requests: [GroupCommitter.Request]
-        var results: [Result<Ledger.AppendSummary, any Error>]
-        var head: UInt64
-    }
-
-    /// Unowned for the same reason as ``GroupCommitter/Context/environment``.
-    private unowned let environment: Environment
-    private let path: String
-    private let watch: LogWatch
+/// A thread that works through a queue: it waits for items, takes some (`take` says how many of those
+/// waiting, at least one) and hands them to `work`, until stopped.
+final class WorkerThread<Item>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var batches: [Batch] = []
+    private var items: [Item] = []
+    private var working = 0
     private var stopping = false
     private var running = true
+    private let take: ([Item]) -> Int
+    private let work: ([Item]) -> Void
 
-    init(environment: Environment, path: String, watch: LogWatch) {
-        self.environment = environment
-        self.path = path
-        self.watch = watch
+    init(name: String, take: @escaping ([Item]) -> Int, work: @escaping ([Item]) -> Void) {
+        self.take = take
+        self.work = work
         let thread = Thread { [self] in run() }
-        thread.name = "PermissionLedger.flusher"
+        thread.name = name
         thread.start()
     }
 
-    func submit(_ batch: Batch) {
+    /// How many items wait, and how many are being worked on.
+    var load: (waiting: Int, working: Int) {
         condition.lock()
-        batches.append(batch)
-        condition.signal()
-        condition.unlock()
+        defer { condition.unlock() }
+        return (items.count, working)
     }
 
-    /// Flushes and completes what is queued, then ends the thread and waits for it.
+    /// Queues `item`; `false` once the thread is stopping.
+    func submit(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return false }
+        items.append(item)
+        condition.signal()
+        return true
+    }
+
+    /// Works through what is queued, then ends the thread and waits for it.
     func stop() {
         condition.lock()
         stopping = true
@@ -254,29 +255,22 @@ final class Flusher: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while batches.isEmpty && !stopping { condition.wait() }
-            if batches.isEmpty {
+            while items.isEmpty && !stopping { condition.wait() }
+            if items.isEmpty {
                 running = false
                 condition.broadcast()
                 condition.unlock()
                 return
             }
-            let taken = batches
-            batches.removeAll()
+            let count = max(1, min(items.count, take(items)))
+            let taken = Array(items[..<count])
+            items.removeFirst(count)
+            working = count
             condition.unlock()
-            do {
-                try environment.sync(force: true)
-                watch.advanced(to: taken.map(\.head).max()!)
-                for batch in taken {
-                    for (request, result) in zip(batch.requests, batch.results) { request.complete(result) }
-                }
-            } catch {
-                // Committed but perhaps not on disk: no caller may be told it is durable.
-                let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
-                for batch in taken {
-                    for request in batch.requests { request.complete(.failure(failure)) }
-                }
-            }
+            work(taken)
+            condition.lock()
+            working = 0
+            condition.unlock()
         }
     }
 }
