@@ -44,10 +44,12 @@ func independentEvent(task: Int, index: Int) -> PermissionEvent {
 }
 
 /// Runs `tasks` tasks appending `perTask` single events each against a fresh durable ledger.
-func measureConcurrentAppends(label: String, directory: String, tasks: Int, perTask: Int, maxEventsPerCommit: Int) async throws -> GroupCommitRun {
+func measureConcurrentAppends(
+    label: String, directory: String, tasks: Int, perTask: Int, maxEventsPerCommit: Int, durable: Bool = true
+) async throws -> GroupCommitRun {
     try? FileManager.default.removeItem(atPath: directory)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let ledger = try Ledger(path: directory, options: .init(mapSize: 64 << 20, durable: true, maxEventsPerCommit: maxEventsPerCommit))
+    let ledger = try Ledger(path: directory, options: .init(mapSize: 64 << 20, durable: durable, maxEventsPerCommit: maxEventsPerCommit))
     let start = now()
     let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
         for task in 0..<tasks {
@@ -78,6 +80,7 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
     var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-gc-\(getpid())").path
     var jsonPath: String?
     var rounds = 3
+    var withoutSync = false
     var iterator = arguments.makeIterator()
     while let argument = iterator.next() {
         switch argument {
@@ -86,9 +89,10 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         case "--baseline-appends": baselinePerTask = Int(iterator.next() ?? "") ?? baselinePerTask
         case "--dir": directory = iterator.next() ?? directory
         case "--json": jsonPath = iterator.next()
+        case "--also-no-sync": withoutSync = true
         case "--rounds": rounds = max(1, Int(iterator.next() ?? "") ?? rounds)
         default:
-            print("usage: ledger-benchmark group-commit [--tasks N] [--appends N per task] [--baseline-appends N per task] [--rounds N] [--dir PATH] [--json FILE]")
+            print("usage: ledger-benchmark group-commit [--tasks N] [--appends N per task] [--baseline-appends N per task] [--rounds N] [--also-no-sync] [--dir PATH] [--json FILE]")
             exit(2)
         }
     }
@@ -116,10 +120,14 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
     let single = median(singleRuns)
     let sequential = median(sequentialRuns)
     let roundRatios = zip(groupedRuns, singleRuns).map { $0.rate / $1.rate }
+    // Diagnosis: the same concurrent appends with no flush at all, the ceiling the CPU sets.
+    let noSync = withoutSync ? try await measureConcurrentAppends(
+        label: "group commit, no flush (diagnosis)", directory: directory, tasks: tasks, perTask: perTask,
+        maxEventsPerCommit: 4096, durable: false) : nil
     print("")
     print("| Configuration | Appends | Events/s | p50 ms | p99 ms | max ms | Transactions | Appends per transaction |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for run in [grouped, single, sequential] {
+    for run in [grouped, single, sequential] + (noSync.map { [$0] } ?? []) {
         print(String(format: "| %@ (%d task%@) | %d | %.0f | %.2f | %.2f | %.2f | %d | %.1f |",
                      run.label, run.tasks, run.tasks == 1 ? "" : "s", run.appends, run.rate, run.percentile(0.5), run.percentile(0.99),
                      run.percentile(1.0), run.statistics.transactions, Double(run.statistics.requests) / Double(max(1, run.statistics.transactions))))
