@@ -72,3 +72,74 @@ import Testing
         }
     }
 }
+
+/// `export --follow`: a subscription in another process than the writers.
+@Suite(.timeLimit(.minutes(10))) struct FollowTests {
+    /// Reads lines from `handle` until `count` have arrived or a minute has passed.
+    static func readLines(_ handle: FileHandle, count: Int) -> [String] {
+        var buffer = Data()
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(60)
+        while lines.count < count, Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }  // end of file: the follower exited
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                buffer.removeSubrange(buffer.startIndex...newline)
+            }
+        }
+        return lines
+    }
+
+    @Test func aFollowerStartedWhileAnotherProcessImportsSeesEveryEventOnceInOrder() throws {
+        let tool = try #require(Tool.executable)
+        try withSandbox { sandbox in
+            let lines = try fixtureEventLines("family-day.jsonl")
+            var chunks: [String] = []
+            for start in stride(from: 0, to: lines.count, by: 50) {
+                let chunk = lines[start..<min(start + 50, lines.count)].joined(separator: "\n") + "\n"
+                chunks.append(try sandbox.write(chunk, to: String(format: "chunk-%03d.jsonl", start / 50)))
+            }
+            let ledger = try sandbox.ledger(importing: chunks[0])
+
+            // The writer imports the other chunks one after another, one transaction each.
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = [
+                "-c", #"tool="$1"; ledger="$2"; shift 2; for f in "$@"; do "$tool" import --ledger "$ledger" "$f" >/dev/null || exit 1; done"#,
+                "writer", tool.path, ledger,
+            ] + chunks.dropFirst()
+            try writer.run()
+
+            // The follower starts while the writer is under way, from the beginning of the log.
+            let follower = Process()
+            follower.executableURL = tool
+            follower.arguments = ["export", "--ledger", ledger, "--follow", "--poll", "0.05"]
+            let pipe = Pipe()
+            follower.standardOutput = pipe
+            follower.standardError = FileHandle.nullDevice
+            try follower.run()
+            let followed = Self.readLines(pipe.fileHandleForReading, count: lines.count)
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+            #expect(follower.isRunning, "--follow keeps running after the last event")
+            follower.terminate()
+            follower.waitUntilExit()
+
+            // Exactly the log, in order, once: the same bytes as a plain export afterwards.
+            #expect(followed.count == lines.count)
+            let exported = try sandbox.export(ledger)
+            #expect(followed.joined(separator: "\n") + "\n" == String(decoding: exported, as: UTF8.self))
+        }
+    }
+
+    @Test func followRejectsANonsensePollInterval() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let run = try sandbox.run(["export", "--ledger", ledger, "--follow", "--poll", "0"])
+            #expect(run.status == 2, "\(run)")
+            #expect(run.err.contains("--poll"), "\(run)")
+        }
+    }
+}
