@@ -1,6 +1,7 @@
 import Foundation
 import PermissionLedger
 import PermissionModel
+import LMDB
 
 // `ledger-benchmark group-commit`: many tasks each appending single events with `Ledger.append`, which
 // returns only once its event is durable. Measured twice on fresh ledgers, with the same workload:
@@ -138,6 +139,11 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
     print(String(format: "group commit / one transaction per append: %.1f× (target ≥ 20×) — %@; by round: %@", ratio, ratio >= 20 ? "met" : "MISSED",
                  roundRatios.map { String(format: "%.1f×", $0) }.joined(separator: ", ")))
     print(String(format: "group commit p99 append latency: %.2f ms (target ≤ 10 ms) — %@", p99, p99 <= 10 ? "met" : "MISSED"))
+    if withoutSync {
+        let floor = try measureRawLMDBFloor(directory: directory, records: 2_000)
+        print(String(format: "raw LMDB floor (diagnosis): %.0f records/s one per durable transaction, %.0f in transactions of 32: %.1f×",
+                     floor.single, floor.grouped, floor.grouped / floor.single))
+    }
     if let jsonPath {
         func object(_ run: GroupCommitRun) -> String {
             String(format: #"{"label":"%@","tasks":%d,"appends":%d,"eventsPerSecond":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"maxMs":%.3f,"transactions":%d}"#,
@@ -146,4 +152,31 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         let json = #"{"groupCommit":\#(object(grouped)),"oneTransactionPerAppend":\#(object(single)),"sequential":\#(object(sequential)),"ratio":\#(String(format: "%.2f", ratio))}"# + "\n"
         try Data(json.utf8).write(to: URL(fileURLWithPath: jsonPath))
     }
+}
+
+/// The floor LMDB and the disk set for the same comparison: raw LMDB appending records of the ledger's
+/// average size under sequential keys (`MDB_APPEND`), one durable transaction per record, then 32 records
+/// per durable transaction (the group size the ledger reaches with 64 tasks). Single-threaded: no rules,
+/// no indexes, no tasks.
+func measureRawLMDBFloor(directory: String, records: Int) throws -> (single: Double, grouped: Double) {
+    func rate(perTransaction: Int) throws -> Double {
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = try Environment(path: directory, options: .init(mapSize: 256 << 20, durable: true))
+        let db = try environment.openDatabase("events", create: true)
+        let value = [UInt8](repeating: 0x5A, count: 756)
+        let start = now()
+        var seq: UInt64 = 0
+        while seq < UInt64(records) {
+            try environment.write { txn in
+                for _ in 0..<perTransaction {
+                    seq += 1
+                    try txn.put(db, key: withUnsafeBytes(of: seq.bigEndian, Array.init), value: value, flags: .append)
+                }
+            }
+        }
+        return Double(records) / (now() - start)
+    }
+    return (try rate(perTransaction: 1), try rate(perTransaction: 32))
 }
