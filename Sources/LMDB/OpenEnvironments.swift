@@ -66,7 +66,7 @@ enum FileSystemCheck {
         case 0x6969: "it is on NFS, a network file system"
         case 0x517B, 0xFF53_4D42, 0xFE53_4D42: "it is on SMB/CIFS, a network file system"
         case 0x0102_1997: "it is on 9P, a network file system"
-        case 0x5346_414F: "it is on AFS, a network file system"
+        case 0x5346_414F, 0x6B41_4653: "it is on AFS, a network file system"
         case 0x00C3_6400: "it is on Ceph, a network file system"
         case 0x0BD0_0BD0: "it is on Lustre, a network file system"
         case 0x7375_7245: "it is on Coda, a network file system"

@@ -83,6 +83,10 @@ final class GroupCommitter: @unchecked Sendable {
     /// Queues `request`; its `complete` is called on the writer or flusher thread once it is durable or
     /// has failed.
     func submit(_ request: Request) {
+        if let failure = context.watch.failure {
+            request.complete(.failure(failure))
+            return
+        }
         guard worker.submit(request) else {
             request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing")))
             return
@@ -97,41 +101,55 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Commits a group, then hands it to the flusher, or flushes it here when there is no flusher.
     private func commitAndHandOn(_ group: [Request]) {
-        var (results, head) = Self.commit(group, context: context)
-        if let flusher, let head {
-            _ = flusher.submit(.init(requests: group, results: results, head: head))
-        } else {
-            if head != nil, context.durable {
-                do {
-                    try context.environment.sync(force: true)
-                } catch {
-                    results = group.map { _ in .failure(Self.flushFailed(error, path: context.path)) }
-                }
-            }
-            if let head { context.watch.advanced(to: head) }
-            for (request, result) in zip(group, results) { request.complete(result) }
-        }
         lock.withLock {
             counts.transactions += 1
             counts.requests += group.count
             counts.events += group.reduce(0) { $0 + $1.events.count }
             counts.largestGroup = max(counts.largestGroup, group.count)
         }
+        // After a failed flush nothing more is committed: what the disk dropped may lie under it.
+        if let failure = context.watch.failure {
+            for request in group { request.complete(.failure(failure)) }
+            return
+        }
+        let (results, head) = Self.commit(group, context: context)
+        guard let head else {
+            for (request, result) in zip(group, results) { request.complete(result) }
+            return
+        }
+        context.watch.committed(through: head)
+        let batch = FlushBatch(requests: group, results: results, head: head)
+        if let flusher {
+            if !flusher.submit(batch) {
+                for request in group { request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing"))) }
+            }
+        } else {
+            Self.flush([batch], context: context, sync: context.durable)
+        }
     }
 
-    /// Flushes what the writer committed, then completes its requests.
-    private static func flush(_ batches: [FlushBatch], context: Context) {
-        do {
-            try context.environment.sync(force: true)
-            context.watch.advanced(to: batches.map(\.head).max()!)
-            for batch in batches {
-                for (request, result) in zip(batch.requests, batch.results) { request.complete(result) }
+    /// Flushes what the writer committed (unless `sync` is false), then completes its requests. A failed
+    /// flush fails them, and every later append, until the ledger is opened again.
+    private static func flush(_ batches: [FlushBatch], context: Context, sync: Bool = true) {
+        var failure = context.watch.failure
+        if failure == nil, sync {
+            do {
+                try context.environment.sync(force: true)
+            } catch {
+                // Committed but perhaps not on disk: no caller may be told it is durable, now or later
+                // (after a failed fdatasync, Linux may report the next one as a success).
+                failure = flushFailed(error, path: context.path)
+                context.watch.failed(failure!)
             }
-        } catch {
-            // Committed but perhaps not on disk: no caller may be told it is durable.
-            let failure = flushFailed(error, path: context.path)
-            for batch in batches {
-                for request in batch.requests { request.complete(.failure(failure)) }
+        }
+        if failure == nil { context.watch.advanced(to: batches.map(\.head).max()!) }
+        for batch in batches {
+            for (request, result) in zip(batch.requests, batch.results) {
+                if let failure, case .success = result {
+                    request.complete(.failure(failure))
+                } else {
+                    request.complete(result)
+                }
             }
         }
     }
@@ -289,9 +307,36 @@ final class LogWatch: @unchecked Sendable {
     /// Tokens of calls to `wait` that have not returned.
     private var active: Set<Int> = []
 
-    /// Records that the log reaches `seq` and wakes everyone waiting for less.
+    /// The last seq this process committed, and the last it knows to be durable.
+    private var committed: UInt64 = 0
+    private var durable: UInt64 = 0
+    private var flushFailure: LedgerError?
+
+    /// Records that this process committed through `seq`, not yet flushed to disk.
+    func committed(through seq: UInt64) {
+        lock.withLock { committed = max(committed, seq) }
+    }
+
+    /// The last seq readers of this process may be shown: commits of this process that are not yet durable
+    /// (and what follows them) stay hidden, so that no subscriber sees an event a power loss could take back.
+    /// `nil` when nothing is waiting for a flush.
+    var visibleLimit: UInt64? {
+        lock.withLock { committed > durable ? durable : nil }
+    }
+
+    /// Why appends fail since a flush to disk failed, if one did.
+    var failure: LedgerError? { lock.withLock { flushFailure } }
+
+    /// Records that a flush failed: from now on nothing is durable.
+    func failed(_ error: LedgerError) {
+        lock.withLock { flushFailure = flushFailure ?? error }
+    }
+
+    /// Records that the log reaches `seq` durably and wakes everyone waiting for less.
     func advanced(to seq: UInt64) {
         lock.lock()
+        durable = max(durable, seq)
+        committed = max(committed, seq)
         head = max(head, seq)
         let woken = waiters.filter { $0.value.after < seq }
         for token in woken.keys { waiters[token] = nil }

@@ -261,6 +261,7 @@ public final class Ledger: Sendable {
         _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, progress: ((Int) -> Void)? = nil
     ) throws -> AppendSummary {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        if let failure = watch.failure { throw failure }
         let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
         do {
             let summary = try environment.write { txn in
@@ -271,7 +272,16 @@ public final class Ledger: Sendable {
                 return summary
             }
             // The environment defers the flush of the commit's meta page: make it durable before returning.
-            if options.durable { try environment.sync(force: true) }
+            if options.durable {
+                watch.committed(through: summary.head.seq)
+                do {
+                    try environment.sync(force: true)
+                } catch {
+                    let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
+                    watch.failed(failure)
+                    throw failure
+                }
+            }
             watch.advanced(to: summary.head.seq)
             return summary
         } catch let dry as DryRun {

@@ -90,6 +90,9 @@ public struct SubjectLedger: Sendable {
 
     /// Records what `CommunicationLimits.knownHandles(in: checked)` returned: `known` among `checked`
     /// (a `handles.observed` event). `known` must be a subset of `checked`.
+    ///
+    /// - Throws: ``/PermissionModel/PermissionModelError`` when `checked` is empty or `known` is not a
+    ///   subset of it (nothing is written); otherwise as the other `record…` methods.
     @discardableResult
     public func recordKnownHandles(
         _ known: Set<CommunicationHandle>, among checked: Set<CommunicationHandle>, at occurredAt: Timestamp? = nil, id: String? = nil
@@ -186,7 +189,7 @@ extension Ledger {
     ///   - now: the time to expire questions by; `nil` (the default) uses the ledger's clock. A time
     ///     later than the clock records expiries that occur after they are recorded: meant for tests.
     ///   - limit: the most overdue questions one call looks at; with more, call again until it returns
-    ///     fewer than `limit` ids (another process's sweep may have expired some of them first).
+    ///     no ids (another process's sweep may have expired some of them first).
     @discardableResult
     public func expireOverdueQuestions(now: Timestamp? = nil, limit: Int = 10_000) async throws -> [UUID] {
         let now = now ?? options.clock()

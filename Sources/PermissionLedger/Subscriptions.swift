@@ -11,8 +11,8 @@ extension Ledger {
     /// Every event after `seq`, in log order, and then every event appended later, as it is committed.
     ///
     /// The sequence never ends on its own; it ends (returns `nil`) when the task iterating it is cancelled.
-    /// Events appended by this process wake it at once; events appended by other processes are found
-    /// within `pollInterval`.
+    /// Events appended by this process wake it at once, and appear only once they are durable; events
+    /// appended by other processes are found within `pollInterval`.
     ///
     /// ```swift
     /// for try await event in ledger.events(after: lastSeen) {
@@ -70,7 +70,10 @@ extension Ledger {
     /// Up to `limit` stored events after `seq` (of `subject` only, when given), in log order, and the
     /// `seq` the page covers the log through: its last event's, or the head's when it reached the end.
     func page(after seq: UInt64, subject: String?, limit: Int) throws -> (events: [PermissionEvent], through: UInt64) {
-        try read { view in
+        // Commits of this process still waiting for their flush are not shown yet.
+        let limitSeq = watch.visibleLimit
+        return try read { view in
+            let end = min(view.head.seq, limitSeq ?? .max)
             var events: [PermissionEvent] = []
             if let subject {
                 let prefix = Keys.subjectPrefix(subject)
@@ -78,17 +81,18 @@ extension Ledger {
                 var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(seq &+ 1))
                 while let e = entry, events.count < limit, e.key.count == prefix.count + 8, e.key.starts(with: prefix) {
                     let n = Keys.decodeSeq(e.key)
+                    if n > end { break }
                     guard let event = try view.txn.event(tables, seq: n) else {
                         throw LedgerError(.damaged, "event missing from the log", seq: n)
                     }
                     events.append(event)
                     entry = try cursor.next()
                 }
-            } else if seq < view.head.seq {
-                events.reserveCapacity(min(limit, Int(clamping: view.head.seq - seq)))
-                try view.forEachEvent(after: seq, through: min(view.head.seq, seq + UInt64(limit))) { events.append($0) }
+            } else if seq < end {
+                events.reserveCapacity(min(limit, Int(clamping: end - seq)))
+                try view.forEachEvent(after: seq, through: min(end, seq + UInt64(limit))) { events.append($0) }
             }
-            let through = events.count == limit ? events[limit - 1].seq! : max(seq, view.head.seq)
+            let through = events.count == limit ? events[limit - 1].seq! : max(seq, end)
             return (events, through)
         }
     }

@@ -72,7 +72,7 @@ import Testing
         }
     }
 
-    @Test func aSubjectSubscriptionSeesOnlyThatSubjectWithoutSpinning() async throws {
+    @Test func aSubjectSubscriptionSeesOnlyThatSubjectsEvents() async throws {
         try await withLedger { ledger in
             try await ledger.append((0..<30).map { Self.observed($0, subject: "kid-\($0 % 3)") })
             let events = ledger.events(after: 0, subject: "kid-1")
