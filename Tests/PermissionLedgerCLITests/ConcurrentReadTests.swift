@@ -52,33 +52,18 @@ private func disagreement(_ seen: [[String: Any]], _ later: [[String: Any]]) -> 
 struct ConcurrentReadTests {
     @Test("readers in other processes never fail and see only whole transactions, each what a later read as of that seq gives")
     func readersSeeCommittedTransactions() throws {
-        let tool = try #require(Tool.executable, "permission-ledger was not built")
         try withSandbox { sandbox in
             // family-day.jsonl in chunks of 20 events: each import of a chunk is one transaction.
             let lines = try fixtureEventLines("family-day.jsonl")
             try #require(lines.count == 1200)
             let chunkSize = 20
-            var chunks: [String] = []
-            for start in stride(from: 0, to: lines.count, by: chunkSize) {
-                let chunk = lines[start..<min(start + chunkSize, lines.count)].joined(separator: "\n") + "\n"
-                chunks.append(try sandbox.write(chunk, to: String(format: "chunk-%03d.jsonl", start / chunkSize)))
-            }
+            let chunks = try sandbox.chunks(of: lines, size: chunkSize)
             let boundaries = Set(stride(from: chunkSize, through: lines.count, by: chunkSize))
             // The first chunk makes the ledger, so that no reader finds it missing.
             let ledger = try sandbox.ledger(importing: chunks[0])
 
             // The writer: one shell running an import per chunk, one after another.
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = [
-                "-c", #"tool="$1"; ledger="$2"; shift 2; for f in "$@"; do "$tool" import --ledger "$ledger" "$f" || exit 1; done"#,
-                "writer", tool.path, ledger,
-            ] + chunks.dropFirst()
-            var environment = ProcessInfo.processInfo.environment
-            environment["PERMISSION_LEDGER"] = nil
-            environment["TMPDIR"] = sandbox.temporaryDirectory.path
-            writer.environment = environment
-            writer.currentDirectoryURL = sandbox.workingDirectory
+            let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
             let writerOut = URL(fileURLWithPath: try sandbox.write("", to: "writer.out"))
             let writerErr = URL(fileURLWithPath: try sandbox.write("", to: "writer.err"))
             let outHandle = try FileHandle(forWritingTo: writerOut)
@@ -89,7 +74,6 @@ struct ConcurrentReadTests {
             }
             writer.standardOutput = outHandle
             writer.standardError = errHandle
-            writer.standardInput = FileHandle.nullDevice
             let finished = Flag()
             let exited = DispatchSemaphore(value: 0)
             writer.terminationHandler = { _ in

@@ -96,20 +96,12 @@ import Testing
         let tool = try #require(Tool.executable)
         try withSandbox { sandbox in
             let lines = try fixtureEventLines("family-day.jsonl")
-            var chunks: [String] = []
-            for start in stride(from: 0, to: lines.count, by: 50) {
-                let chunk = lines[start..<min(start + 50, lines.count)].joined(separator: "\n") + "\n"
-                chunks.append(try sandbox.write(chunk, to: String(format: "chunk-%03d.jsonl", start / 50)))
-            }
+            let chunks = try sandbox.chunks(of: lines, size: 50)
             let ledger = try sandbox.ledger(importing: chunks[0])
 
             // The writer imports the other chunks one after another, one transaction each.
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = [
-                "-c", #"tool="$1"; ledger="$2"; shift 2; for f in "$@"; do "$tool" import --ledger "$ledger" "$f" >/dev/null || exit 1; done"#,
-                "writer", tool.path, ledger,
-            ] + chunks.dropFirst()
+            let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
+            writer.standardOutput = FileHandle.nullDevice
             try writer.run()
 
             // The follower starts while the writer is under way, from the beginning of the log.

@@ -309,3 +309,33 @@ final class Flag: @unchecked Sendable {
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
 }
+
+extension Sandbox {
+    /// Writes `lines` into files of `size` lines each (the last may be shorter) and returns their paths.
+    func chunks(of lines: [String], size: Int) throws -> [String] {
+        try stride(from: 0, to: lines.count, by: size).map { start in
+            let chunk = lines[start..<min(start + size, lines.count)].joined(separator: "\n") + "\n"
+            return try write(chunk, to: String(format: "chunk-%03d.jsonl", start / size))
+        }
+    }
+
+    /// A process (not yet started) that imports `files` into `ledger` one after another, one
+    /// transaction each, with the sandbox's environment; it exits 1 at the first failed import.
+    func importer(_ files: some Sequence<String>, into ledger: String) throws -> Process {
+        let tool = try #require(Tool.executable, "permission-ledger was not built")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = [
+            "-c", #"tool="$1"; ledger="$2"; shift 2; for f in "$@"; do "$tool" import --ledger "$ledger" "$f" || exit 1; done"#,
+            "writer", tool.path, ledger,
+        ] + Array(files)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PERMISSION_LEDGER"] = nil
+        environment["TMPDIR"] = temporaryDirectory.path
+        writer.environment = environment
+        writer.currentDirectoryURL = workingDirectory
+        writer.standardInput = FileHandle.nullDevice
+        return writer
+    }
+}
+
