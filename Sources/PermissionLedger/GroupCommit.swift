@@ -62,11 +62,11 @@ final class GroupCommitter: @unchecked Sendable {
         self.maxGroupEvents = max(1, maxGroupEvents)
         // One flush serves every group committed since the last, while the writer builds the next transaction.
         flusher = context.durable && maxGroupEvents > 1
-            ? WorkerThread(name: "PermissionLedger.flusher", take: { $0.count }) { batches in
+            ? WorkerThread(name: "ledger-flusher", take: { $0.count }) { batches in
                 Self.flush(batches, context: context)
             } : nil
         let limit = self.maxGroupEvents
-        worker = WorkerThread(name: "PermissionLedger.writer", take: { pending in
+        worker = WorkerThread(name: "ledger-writer", take: { pending in
             // The requests that fit in one group, at least one.
             var taken = 0
             var events = 0
@@ -239,9 +239,7 @@ final class WorkerThread<Item>: @unchecked Sendable {
     init(name: String, take: @escaping ([Item]) -> Int, work: @escaping ([Item]) -> Void) {
         self.take = take
         self.work = work
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        startThread(named: name) { [self] in run() }
     }
 
     /// How many items wait, and how many are being worked on.
@@ -291,6 +289,26 @@ final class WorkerThread<Item>: @unchecked Sendable {
             condition.unlock()
         }
     }
+}
+
+/// What a thread started by ``startThread(named:_:)`` runs.
+private final class ThreadBody {
+    let run: () -> Void
+    init(run: @escaping () -> Void) { self.run = run }
+}
+
+/// Starts a detached POSIX thread running `body` (a plain pthread: the ledger's writer and flusher need
+/// nothing of Foundation's `Thread`). `name` says what it is in a failure message.
+func startThread(named name: String, _ body: @escaping () -> Void) {
+    let context = Unmanaged.passRetained(ThreadBody(run: body)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { raw in
+        let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+        body.run()
+        return nil
+    }, context)
+    precondition(status == 0, "cannot start the \(name) thread: \(String(cString: strerror(status)))")
+    pthread_detach(thread)
 }
 
 /// Where the log's head is, as far as this process has written it, and who is waiting for it to move.

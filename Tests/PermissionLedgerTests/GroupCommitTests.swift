@@ -77,6 +77,8 @@ import Testing
     @Test func appendsThatArriveTogetherShareOneTransaction() async throws {
         try await withLedger { ledger in
             try await ledger.append(Self.asked(0))
+            // The writer may still be finishing that commit's bookkeeping after the call returned.
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 0)
             let before = ledger.writerStatistics.transactions
             let hold = WriterHold(ledger)
             // The writer takes the first arrival and blocks on the held lock; the other 19 queue behind it.
@@ -102,6 +104,7 @@ import Testing
     @Test func aRejectedRequestFailsAloneInASharedTransaction() async throws {
         try await withLedger { ledger in
             try await ledger.append((0..<4).map { Self.asked($0) })
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 0)
             let hold = WriterHold(ledger)
             let first = Task { try await ledger.append(Self.asked(4)) }
             try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
