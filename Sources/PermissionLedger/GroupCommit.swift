@@ -134,12 +134,9 @@ final class GroupCommitter: @unchecked Sendable {
         var failure = context.watch.failure
         if failure == nil, sync {
             do {
-                try context.environment.sync(force: true)
+                try flushToDisk(context.environment, watch: context.watch, path: context.path)
             } catch {
-                // Committed but perhaps not on disk: no caller may be told it is durable, now or later
-                // (after a failed fdatasync, Linux may report the next one as a success).
-                failure = flushFailed(error, path: context.path)
-                context.watch.failed(failure!)
+                failure = error
             }
         }
         if failure == nil { context.watch.advanced(to: batches.map(\.head).max()!) }
@@ -154,8 +151,17 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    private static func flushFailed(_ error: any Error, path: String) -> LedgerError {
-        LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
+    /// Flushes every commit so far to disk. A failure is recorded in `watch`, so that every later append
+    /// fails too: the commits are perhaps not on disk, and after a failed `fdatasync` Linux may report
+    /// the next one as a success.
+    static func flushToDisk(_ environment: Environment, watch: LogWatch, path: String) throws(LedgerError) {
+        do {
+            try environment.sync(force: true)
+        } catch {
+            let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
+            watch.failed(failure)
+            throw failure
+        }
     }
 
     /// Commits a group in one write transaction; returns each request's result and the head afterwards

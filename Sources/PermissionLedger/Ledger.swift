@@ -274,13 +274,7 @@ public final class Ledger: Sendable {
             // The environment defers the flush of the commit's meta page: make it durable before returning.
             if options.durable {
                 watch.committed(through: summary.head.seq)
-                do {
-                    try environment.sync(force: true)
-                } catch {
-                    let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
-                    watch.failed(failure)
-                    throw failure
-                }
+                try GroupCommitter.flushToDisk(environment, watch: watch, path: path)
             }
             watch.advanced(to: summary.head.seq)
             return summary
