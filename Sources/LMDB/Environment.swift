@@ -100,7 +100,7 @@ public final class Environment: @unchecked Sendable {
             posix(pthread_key_delete(key))
             throw .unsupportedFileSystem
         }
-        let identity = OpenEnvironments.identity(of: path)
+        var identity = OpenEnvironments.identity(of: path)
         do throws(LMDBError) {
             if let identity { try OpenEnvironments.claim(identity) }
             do throws(LMDBError) {
@@ -112,6 +112,11 @@ public final class Environment: @unchecked Sendable {
         } catch {
             posix(pthread_key_delete(key))
             throw error
+        }
+        if identity == nil, let created = OpenEnvironments.identity(ofOpen: handle) {
+            // A new environment: its data file exists only now.
+            OpenEnvironments.register(created)
+            identity = created
         }
         self.identity = identity
         depthKey = key

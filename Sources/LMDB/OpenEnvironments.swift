@@ -6,11 +6,13 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// The environment directories open in this process, by device and inode.
+/// The environments open in this process, by the device and inode of their data file.
 ///
 /// LMDB forbids opening one environment twice in a process: closing either copy releases the POSIX
 /// locks of both, and another process could then reset the lock file under the other. The registry
-/// turns that mistake into ``LMDBError/alreadyOpen``.
+/// turns that mistake into ``LMDBError/alreadyOpen``. It keys on `data.mdb`, which an open environment
+/// holds open, so that its inode cannot be reused by another file meanwhile (a directory's could: a
+/// directory removed while its environment is open frees its inode for the next one created).
 enum OpenEnvironments {
     struct Identity: Hashable {
         var device: UInt64
@@ -24,10 +26,19 @@ enum OpenEnvironments {
         return lock
     }()
 
-    /// The identity of the directory at `path`, or `nil` when it cannot be read (the open then reports why).
+    /// The identity of the data file of the environment in directory `path`, or `nil` when there is
+    /// none yet (a new environment, which no one can have open).
     static func identity(of path: String) -> Identity? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard stat(path + "/data.mdb", &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The identity of the data file an open environment holds.
+    static func identity(ofOpen env: OpaquePointer) -> Identity? {
+        var fd: mdb_filehandle_t = -1
+        var info = stat()
+        guard mdb_env_get_fd(env, &fd) == MDB_SUCCESS, fstat(fd, &info) == 0 else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
@@ -36,6 +47,13 @@ enum OpenEnvironments {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         guard open.insert(identity).inserted else { throw .alreadyOpen }
+    }
+
+    /// Records `identity` for an environment just created (there was no data file to claim before).
+    static func register(_ identity: Identity) {
+        pthread_mutex_lock(lock)
+        open.insert(identity)
+        pthread_mutex_unlock(lock)
     }
 
     /// Releases `identity` once its environment is closed.

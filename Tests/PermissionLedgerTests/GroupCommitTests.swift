@@ -174,34 +174,6 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true]) func stoppingTheWriterDrainsWhatIsQueuedThenRefuses(durable: Bool) async throws {
-        try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .init(durable: durable))
-            let hold = WriterHold(ledger)
-            let first = Task { try await ledger.append(Self.asked(0)) }
-            try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
-            let queued = (1...10).map { n in Task { try await ledger.append(Self.asked(n)) } }
-            try await Self.waitForQueue(ledger, waiting: 10, committing: 1)
-            // Stop while eleven appends wait: stop() returns only after every one of them is committed. It
-            // blocks its thread, so it runs on a thread of its own, not on the tasks' few shared threads.
-            let stopped = DispatchSemaphore(value: 0)
-            Thread {
-                ledger.committer!.stop()
-                stopped.signal()
-            }.start()
-            try await Task.sleep(for: .milliseconds(20))
-            hold.release()
-            while stopped.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(2)) }
-            #expect(try ledger.head().seq == 11)
-            _ = try await first.value
-            for task in queued { _ = try await task.value }
-            // Afterwards appends are refused, not lost in a queue nobody serves.
-            let error = await #expect(throws: LedgerError.self) { try await ledger.append(Self.asked(99)) }
-            #expect(error?.message.contains("closing") == true)
-            #expect(try ledger.verify().isIntact)
-        }
-    }
-
     @Test(arguments: [false, true]) func closingTheLedgerFinishesQueuedAppends(durable: Bool) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
