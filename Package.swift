@@ -10,7 +10,6 @@ let package = Package(
         .library(name: "PermissionLedgerTesting", targets: ["PermissionLedgerTesting"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .executable(name: "permission-ledger", targets: ["permission-ledger"]),
-        .executable(name: "ledger-benchmark", targets: ["ledger-benchmark"]),
         .executable(name: "family-simulation", targets: ["family-simulation"]),
     ],
     dependencies: [
@@ -43,7 +42,6 @@ let package = Package(
             ]
         ),
         .target(name: "PermissionLedgerTesting", dependencies: ["PermissionLedger", "PermissionModel"]),
-        .executableTarget(name: "ledger-benchmark", dependencies: ["PermissionLedger", "LMDB"]),
         // The example of the DocC catalog: a simulated family against a ledger.
         .executableTarget(name: "family-simulation", dependencies: ["PermissionLedger", "PermissionModel"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what PermissionLedger needs from Debian when it is missing: LMDB's library and headers
 # (liblmdb-dev) and pkg-config. Runs apt-get update first, through sudo when not root.
+#
+#   Tools/setup.sh [PACKAGE...]   also installs these Debian packages when missing (the benchmarks add libsqlite3-dev)
 set -euo pipefail
 missing=()
-dpkg -s liblmdb-dev >/dev/null 2>&1 || missing+=(liblmdb-dev)
+for package in liblmdb-dev "$@"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""

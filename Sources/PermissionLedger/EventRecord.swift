@@ -5,12 +5,13 @@ import PermissionModel
 ///
 /// The chain hash is computed over exactly these bytes, so an encoding, once written, never changes:
 /// a later version adds a new version byte and keeps decoding version 1 forever.
-enum EventRecord {
+@_spi(StorageEngine) public enum EventRecord {
     static let version: UInt8 = 1
 
-    struct DecodingError: Error, CustomStringConvertible {
-        var reason: String
-        var description: String { "damaged event record: \(reason)" }
+    public struct DecodingError: Error, CustomStringConvertible {
+        public var reason: String
+        public init(reason: String) { self.reason = reason }
+        public var description: String { "damaged event record: \(reason)" }
     }
 
     // Type tags: fixed forever, never renumbered.
@@ -26,7 +27,7 @@ enum EventRecord {
         }
     }
 
-    static func encode(_ event: PermissionEvent, recordedAt: Timestamp) -> [UInt8] {
+    public static func encode(_ event: PermissionEvent, recordedAt: Timestamp) -> [UInt8] {
         var w = RecordWriter()
         w.byte(version)
         w.byte(tag(event.type))
@@ -82,7 +83,7 @@ enum EventRecord {
         return w.bytes
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
         var r = RecordReader(bytes)
         let v = try r.byte()
         guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }

@@ -30,22 +30,22 @@ public enum HandleSource: Hashable, Sendable {
 }
 
 /// A version of one question's projected state, stored under (question id, seq).
-struct QuestionRow: Hashable {
-    var askedSeq: UInt64
-    var subject: String
-    var askedAt: Timestamp
-    var expiresAt: Timestamp?
-    var state: QuestionState
-    var late = false
-    var expiredByEvent = false
-    var resolvedAt: Timestamp?
-    var choiceID: String?
-    var via: AnswerVia?
-    var error: AskError?
+@_spi(StorageEngine) public struct QuestionRow: Hashable {
+    public var askedSeq: UInt64
+    public var subject: String
+    public var askedAt: Timestamp
+    public var expiresAt: Timestamp?
+    public var state: QuestionState
+    public var late = false
+    public var expiredByEvent = false
+    public var resolvedAt: Timestamp?
+    public var choiceID: String?
+    public var via: AnswerVia?
+    public var error: AskError?
 
     private static let states: [QuestionState] = [.pending, .approved, .denied, .canceled, .failed, .expired]
 
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         var w = RecordWriter(capacity: 64)
         w.byte(1)
         w.unsigned(askedSeq)
@@ -62,7 +62,7 @@ struct QuestionRow: Hashable {
         return w.bytes
     }
 
-    init(askedSeq: UInt64, subject: String, askedAt: Timestamp, expiresAt: Timestamp?, state: QuestionState) {
+    public init(askedSeq: UInt64, subject: String, askedAt: Timestamp, expiresAt: Timestamp?, state: QuestionState) {
         self.askedSeq = askedSeq
         self.subject = subject
         self.askedAt = askedAt
@@ -70,7 +70,7 @@ struct QuestionRow: Hashable {
         self.state = state
     }
 
-    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
         var r = RecordReader(bytes)
         guard try r.byte() == 1 else { throw .init(reason: "unknown question row version") }
         askedSeq = try r.unsigned()
@@ -95,14 +95,14 @@ struct QuestionRow: Hashable {
 }
 
 /// A version of what the ledger knows about one handle of one subject.
-struct HandleRow: Hashable {
-    var handle: CommunicationHandle
-    var known: Bool
-    var since: Timestamp
-    var until: Timestamp?
-    var source: HandleSource
+@_spi(StorageEngine) public struct HandleRow: Hashable {
+    public var handle: CommunicationHandle
+    public var known: Bool
+    public var since: Timestamp
+    public var until: Timestamp?
+    public var source: HandleSource
 
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         var w = RecordWriter(capacity: 48)
         w.byte(1)
         w.handle(handle)
@@ -116,7 +116,7 @@ struct HandleRow: Hashable {
         return w.bytes
     }
 
-    init(handle: CommunicationHandle, known: Bool, since: Timestamp, until: Timestamp?, source: HandleSource) {
+    public init(handle: CommunicationHandle, known: Bool, since: Timestamp, until: Timestamp?, source: HandleSource) {
         self.handle = handle
         self.known = known
         self.since = since
@@ -124,7 +124,7 @@ struct HandleRow: Hashable {
         self.source = source
     }
 
-    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
         var r = RecordReader(bytes)
         guard try r.byte() == 1 else { throw .init(reason: "unknown handle row version") }
         handle = try r.handle()
@@ -143,13 +143,13 @@ struct HandleRow: Hashable {
 }
 
 /// A version of one system permission's state for one subject.
-struct PermissionRow: Hashable {
-    var permission: SystemPermission
-    var state: SystemPermission.State
-    var since: Timestamp
-    var cause: SystemPermission.Cause?
+@_spi(StorageEngine) public struct PermissionRow: Hashable {
+    public var permission: SystemPermission
+    public var state: SystemPermission.State
+    public var since: Timestamp
+    public var cause: SystemPermission.Cause?
 
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         var w = RecordWriter(capacity: 16)
         w.byte(1)
         w.byte(Codes.permission(permission))
@@ -159,14 +159,14 @@ struct PermissionRow: Hashable {
         return w.bytes
     }
 
-    init(permission: SystemPermission, state: SystemPermission.State, since: Timestamp, cause: SystemPermission.Cause?) {
+    public init(permission: SystemPermission, state: SystemPermission.State, since: Timestamp, cause: SystemPermission.Cause?) {
         self.permission = permission
         self.state = state
         self.since = since
         self.cause = cause
     }
 
-    init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
         var r = RecordReader(bytes)
         guard try r.byte() == 1 else { throw .init(reason: "unknown permission row version") }
         permission = try Codes.permission(try r.byte())

@@ -7,14 +7,23 @@ enum VersionedTable: CaseIterable {
 }
 
 /// A question as it was asked, with who asked it and the current version of its state.
-struct QuestionDefinition {
-    var question: PermissionQuestion
-    var row: QuestionRow
+@_spi(StorageEngine) public struct QuestionDefinition {
+    public var question: PermissionQuestion
+    public var row: QuestionRow
+
+    public init(question: PermissionQuestion, row: QuestionRow) {
+        self.question = question
+        self.row = row
+    }
 }
 
 /// What the rules read and write. The ledger implements it over an LMDB write transaction;
 /// a rebuild implements it in memory, so both derive projections with the very same code.
-protocol ProjectionStore: AnyObject {
+///
+/// Open to other storage engines through `@_spi(StorageEngine) import PermissionLedger`: the benchmark
+/// suite (`Tools/Benchmarks`) runs these very rules over SQLite, so that only the storage differs. Not
+/// part of the public API: it may change with any release.
+@_spi(StorageEngine) public protocol ProjectionStore: AnyObject {
     func seq(ofEventID id: String) throws -> UInt64?
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent
     func question(_ id: UUID) throws -> QuestionDefinition?
@@ -42,6 +51,12 @@ public struct LogHead: Hashable, Sendable {
 
     /// The head of an empty log.
     public static let empty = LogHead(seq: 0, hash: .genesis, recordedAt: nil)
+
+    @_spi(StorageEngine) public init(seq: UInt64, hash: ChainHash, recordedAt: Timestamp?) {
+        self.seq = seq
+        self.hash = hash
+        self.recordedAt = recordedAt
+    }
 }
 
 /// What became of one event offered to the ledger.
@@ -53,9 +68,14 @@ public enum AppendOutcome: Hashable, Sendable {
 }
 
 /// The acceptance rules of EVENTS.md and the projections they drive, applied one event at a time.
-struct Projector<Store: ProjectionStore> {
-    let store: Store
-    var head: LogHead
+@_spi(StorageEngine) public struct Projector<Store: ProjectionStore> {
+    public let store: Store
+    public var head: LogHead
+
+    public init(store: Store, head: LogHead) {
+        self.store = store
+        self.head = head
+    }
 
     /// What an accepted event changes besides the log, worked out before anything is written.
     private enum Plan {
@@ -74,7 +94,7 @@ struct Projector<Store: ProjectionStore> {
     ///     instead of being encoded again.
     /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
     ///   storage errors as they come.
-    mutating func apply(_ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
+    public mutating func apply(_ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
         let type = offered.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
         // Events made in Swift meet the same rules as those read from JSON Lines.

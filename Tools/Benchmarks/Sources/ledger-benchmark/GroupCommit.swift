@@ -98,29 +98,8 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         }
     }
     print("group commit: \(tasks) tasks appending single durable events, \(rounds) rounds …")
-    // The configurations alternate, round after round, so that a change in the disk's speed during the
-    // run affects them alike; each is reported by its median round, latencies pooled over all rounds.
-    var groupedRuns: [GroupCommitRun] = []
-    var singleRuns: [GroupCommitRun] = []
-    var sequentialRuns: [GroupCommitRun] = []
-    for _ in 0..<rounds {
-        groupedRuns.append(try await measureConcurrentAppends(
-            label: "group commit", directory: directory, tasks: tasks, perTask: perTask, maxEventsPerCommit: 4096))
-        // One transaction per append is slow (one flush each): fewer appends give the same rate.
-        singleRuns.append(try await measureConcurrentAppends(
-            label: "one transaction per append", directory: directory, tasks: tasks, perTask: baselinePerTask, maxEventsPerCommit: 1))
-        sequentialRuns.append(try await measureConcurrentAppends(
-            label: "one task, one append at a time", directory: directory, tasks: 1, perTask: max(100, baselinePerTask * 10), maxEventsPerCommit: 4096))
-    }
-    func median(_ runs: [GroupCommitRun]) -> GroupCommitRun {
-        var run = runs.sorted { $0.rate < $1.rate }[runs.count / 2]
-        run.latencies = runs.flatMap(\.latencies)
-        return run
-    }
-    let grouped = median(groupedRuns)
-    let single = median(singleRuns)
-    let sequential = median(sequentialRuns)
-    let roundRatios = zip(groupedRuns, singleRuns).map { $0.rate / $1.rate }
+    let figures = try await measureGroupCommit(tasks: tasks, perTask: perTask, baselinePerTask: baselinePerTask, rounds: rounds, directory: directory)
+    let (grouped, single, sequential, roundRatios) = (figures.grouped, figures.single, figures.sequential, figures.roundRatios)
     // Diagnosis: the same concurrent appends with no flush at all, the ceiling the CPU sets.
     let noSync = withoutSync ? try await measureConcurrentAppends(
         label: "group commit, no flush (diagnosis)", directory: directory, tasks: tasks, perTask: perTask,
@@ -152,6 +131,39 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         let json = #"{"groupCommit":\#(object(grouped)),"oneTransactionPerAppend":\#(object(single)),"sequential":\#(object(sequential)),"ratio":\#(String(format: "%.2f", ratio))}"# + "\n"
         try Data(json.utf8).write(to: URL(fileURLWithPath: jsonPath))
     }
+}
+
+/// Group commit against one transaction per append, and one task alone.
+struct GroupCommitFigures {
+    var grouped: GroupCommitRun
+    var single: GroupCommitRun
+    var sequential: GroupCommitRun
+    var roundRatios: [Double]
+    var ratio: Double { grouped.rate / single.rate }
+}
+
+/// Measures the configurations alternately, round after round, so that a change in the disk's speed during
+/// the run affects them alike; each is reported by its median round, latencies pooled over all rounds.
+func measureGroupCommit(tasks: Int, perTask: Int, baselinePerTask: Int, rounds: Int, directory: String) async throws -> GroupCommitFigures {
+    var groupedRuns: [GroupCommitRun] = []
+    var singleRuns: [GroupCommitRun] = []
+    var sequentialRuns: [GroupCommitRun] = []
+    for _ in 0..<rounds {
+        groupedRuns.append(try await measureConcurrentAppends(
+            label: "group commit", directory: directory, tasks: tasks, perTask: perTask, maxEventsPerCommit: 4096))
+        // One transaction per append is slow (one flush each): fewer appends give the same rate.
+        singleRuns.append(try await measureConcurrentAppends(
+            label: "one transaction per append", directory: directory, tasks: tasks, perTask: baselinePerTask, maxEventsPerCommit: 1))
+        sequentialRuns.append(try await measureConcurrentAppends(
+            label: "one task, one append at a time", directory: directory, tasks: 1, perTask: max(100, baselinePerTask * 10), maxEventsPerCommit: 4096))
+    }
+    func median(_ runs: [GroupCommitRun]) -> GroupCommitRun {
+        var run = runs.sorted { $0.rate < $1.rate }[runs.count / 2]
+        run.latencies = runs.flatMap(\.latencies)
+        return run
+    }
+    return GroupCommitFigures(grouped: median(groupedRuns), single: median(singleRuns), sequential: median(sequentialRuns),
+                              roundRatios: zip(groupedRuns, singleRuns).map { $0.rate / $1.rate })
 }
 
 /// The floor LMDB and the disk set for the same comparison: raw LMDB appending records of the ledger's

@@ -1,44 +1,6 @@
-// Measures batched durable append throughput and in-memory replay throughput of the ledger; with
-// `latency`, the latency of as-of queries on a small and a large ledger; with `group-commit`, concurrent
-// durable single appends with and without group commit.
-//
-//   swift run -c release ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync]
-//   swift run -c release ledger-benchmark latency [--small N] [--large N] [--samples N] [--dir DIR]
-//   swift run -c release ledger-benchmark group-commit [--tasks N] [--appends N] [--json FILE]
-//
-// Not a test: figures depend on the machine. Targets on the 2-core reference machine:
-// append >= 200,000 events/s in batches of 10,000 with a durable commit each (--no-sync: without, to see what the disk costs); replay >= 1,000,000 events/s.
 import Foundation
 import PermissionLedger
 import PermissionModel
-
-if CommandLine.arguments.dropFirst().first == "latency" {
-    try runLatencyBenchmark(Array(CommandLine.arguments.dropFirst(2)))
-    exit(0)
-}
-if CommandLine.arguments.dropFirst().first == "group-commit" {
-    try await runGroupCommitBenchmark(Array(CommandLine.arguments.dropFirst(2)))
-    exit(0)
-}
-
-var eventCount = 1_000_000
-var batchSize = 10_000
-var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-\(getpid())").path
-var keepLedger = false
-var durable = true
-var arguments = CommandLine.arguments.dropFirst().makeIterator()
-while let argument = arguments.next() {
-    switch argument {
-    case "--events": eventCount = Int(arguments.next() ?? "") ?? eventCount
-    case "--batch": batchSize = Int(arguments.next() ?? "") ?? batchSize
-    case "--dir": directory = arguments.next() ?? directory
-    case "--keep": keepLedger = true
-    case "--no-sync": durable = false
-    default:
-        print("usage: ledger-benchmark [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync]")
-        exit(2)
-    }
-}
 
 /// A seeded generator (SplitMix64), so that runs repeat.
 struct SeededRandom: RandomNumberGenerator {
@@ -52,8 +14,10 @@ struct SeededRandom: RandomNumberGenerator {
     }
 }
 
-/// A realistic mix: questions about one to three handles answered, canceled, failed or expired;
-/// observations of known handles; permission changes. All valid by construction; produced in batches
+/// A realistic, seeded mix over many subjects (1,000 children by default, each with a pool of 40 contacts):
+/// 40% questions about one to three handles; 40% their ends (answers through messages, in person and by
+/// default, with approvals for good or for an hour and declines; cancels; send failures with every
+/// `AskError` code; expiries); 10% observations of known handles; 10% permission changes. All valid by construction; produced in batches
 /// so that ten million events never sit in memory at once.
 struct EventGenerator {
     var rng: SeededRandom
@@ -77,7 +41,7 @@ struct EventGenerator {
         return clock
     }
 
-    private func handle(_ i: Int) -> CommunicationHandle {
+    func handle(_ i: Int) -> CommunicationHandle {
         switch i % 3 {
         case 0: try! CommunicationHandle(value: "+1555\(String(format: "%07d", i % 10_000_000))", kind: .phoneNumber)
         case 1: try! CommunicationHandle(value: "friend\(i)@example.com", kind: .emailAddress)
@@ -117,13 +81,18 @@ struct EventGenerator {
             } else if roll < 80 {
                 let (id, owner) = pending.removeFirst()
                 let payload: PermissionEvent.Payload
+                // Every way a question ends: answers by every path, cancels, send failures, expiries.
                 switch Int.random(in: 0..<20, using: &rng) {
                 case 0: payload = .questionSendCanceled(questionID: id)
-                case 1: payload = .questionAskFailed(questionID: id, error: AskError(code: .notAvailable))
+                case 1:
+                    let code = AskError.Code.allCases[Int.random(in: 0..<AskError.Code.allCases.count, using: &rng)]
+                    payload = .questionAskFailed(questionID: id, error: AskError(code: code))
                 case 2: payload = .questionExpired(questionID: id)
-                case 3...10: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .messages)
-                case 11...14: payload = .questionAnswered(questionID: id, choiceID: "approve-1h", via: .inPerson)
-                default: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .messages)
+                case 3...8: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .messages)
+                case 9: payload = .questionAnswered(questionID: id, choiceID: "approve", via: .default)
+                case 10...13: payload = .questionAnswered(questionID: id, choiceID: "approve-1h", via: .inPerson)
+                case 14...18: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .messages)
+                default: payload = .questionAnswered(questionID: id, choiceID: "decline", via: .inPerson)
                 }
                 events.append(PermissionEvent(id: "ev-\(n)", subject: owner, occurredAt: at, recordedAt: at, payload: payload))
             } else if roll < 90 {
@@ -146,39 +115,3 @@ func generateEvents(_ count: Int) -> [PermissionEvent] {
     var generator = EventGenerator(seed: 20261122)
     return generator.next(count)
 }
-
-func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-}
-
-let reuse = keepLedger && FileManager.default.fileExists(atPath: directory + "/data.mdb")
-if !reuse { try? FileManager.default.removeItem(atPath: directory) }
-defer { if !keepLedger { try? FileManager.default.removeItem(atPath: directory) } }
-
-print(reuse ? "reusing the ledger in \(directory)" : "generating \(eventCount) events …")
-let events = reuse ? [] : generateEvents(eventCount)
-let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: durable))
-var appended = 0
-let appendSeconds = try seconds {
-    var start = 0
-    while start < events.count {
-        let end = min(start + batchSize, events.count)
-        appended += try ledger.appendSynchronously(Array(events[start..<end])).appended
-        start = end
-    }
-}
-let appendRate = Double(appended) / appendSeconds
-if !reuse { print(String(format: "append: %d events in batches of %d, %@: %.2f s, %.0f events/s (target 200,000)",
-             appended, batchSize, durable ? "durable commits" : "NO sync", appendSeconds, appendRate)) }
-
-var summary: ReplaySummary?
-let replaySeconds = try seconds { summary = try ledger.replayInMemory() }
-let replayRate = Double(summary!.events) / replaySeconds
-print(String(format: "replay into memory: %d events, %d questions: %.2f s, %.0f events/s (target 1,000,000)",
-             summary!.events, summary!.questions, replaySeconds, replayRate))
-let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
-print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(summary!.events)))
-let ledgerHead = try ledger.head().hash
-precondition(summary!.head == ledgerHead, "replay gave a different head hash than the ledger")

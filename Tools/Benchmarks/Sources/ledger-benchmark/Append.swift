@@ -1,0 +1,64 @@
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+/// `ledger-benchmark append`: batched durable append and in-memory replay of the ledger alone.
+func runAppendBenchmark(_ arguments: [String]) throws {
+    var eventCount = 1_000_000
+    var batchSize = 10_000
+    var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-\(getpid())").path
+    var keepLedger = false
+    var durable = true
+    var replay = true
+    var arguments = arguments.makeIterator()
+    while let argument = arguments.next() {
+        switch argument {
+        case "--events": eventCount = Int(arguments.next() ?? "") ?? eventCount
+        case "--batch": batchSize = Int(arguments.next() ?? "") ?? batchSize
+        case "--dir": directory = arguments.next() ?? directory
+        case "--keep": keepLedger = true
+        case "--no-sync": durable = false
+        case "--no-replay": replay = false
+        default:
+            print("usage: ledger-benchmark append [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync] [--no-replay]")
+            exit(2)
+        }
+    }
+
+    let reuse = keepLedger && FileManager.default.fileExists(atPath: directory + "/data.mdb")
+    if !reuse { try? FileManager.default.removeItem(atPath: directory) }
+    defer { if !keepLedger { try? FileManager.default.removeItem(atPath: directory) } }
+
+    print(reuse ? "reusing the ledger in \(directory)" : "generating \(eventCount) events …")
+    let events = reuse ? [] : generateEvents(eventCount)
+    let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: durable))
+    var appended = 0
+    let appendSeconds = try seconds {
+        var start = 0
+        while start < events.count {
+            let end = min(start + batchSize, events.count)
+            appended += try ledger.appendSynchronously(Array(events[start..<end])).appended
+            start = end
+        }
+    }
+    let appendRate = Double(appended) / appendSeconds
+    if !reuse { print(String(format: "append: %d events in batches of %d, %@: %.2f s, %.0f events/s (target 200,000)",
+                 appended, batchSize, durable ? "durable commits" : "NO sync", appendSeconds, appendRate)) }
+
+    guard replay else { return }
+    var summary: ReplaySummary?
+    let replaySeconds = try seconds { summary = try ledger.replayInMemory() }
+    let replayRate = Double(summary!.events) / replaySeconds
+    print(String(format: "replay into memory: %d events, %d questions: %.2f s, %.0f events/s (target 1,000,000)",
+                 summary!.events, summary!.questions, replaySeconds, replayRate))
+    let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
+    print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(summary!.events)))
+    let ledgerHead = try ledger.head().hash
+    precondition(summary!.head == ledgerHead, "replay gave a different head hash than the ledger")
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}

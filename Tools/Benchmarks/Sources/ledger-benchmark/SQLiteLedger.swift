@@ -1,0 +1,317 @@
+import Foundation
+import GRDB
+@_spi(StorageEngine) import PermissionLedger
+import PermissionModel
+
+/// The ledger as a Swift developer would build it on SQLite through GRDB: WAL mode with the same
+/// durability (`synchronous = FULL`: every commit is on disk when it returns), the log in an `events`
+/// table, and the same projections as tables, written in the same transaction as the events.
+///
+/// The very same rules (`Projector`) and event encoding drive it: only the storage differs. The as-of
+/// queries are the SQL one would write: the latest version at or before a point with `ORDER BY seq DESC
+/// LIMIT 1`, or `MAX(seq) … GROUP BY` over a subject's rows. It keeps no handle checkpoints (the ledger's
+/// `handleChanges` and `handleCheckpoints`): less to write, more to read.
+final class SQLiteLedger {
+    let path: String
+    let queue: DatabaseQueue
+    private(set) var head: LogHead
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, hash BLOB NOT NULL, record BLOB NOT NULL);
+        CREATE TABLE IF NOT EXISTS event_ids (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS by_recorded_at (recorded_at INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (recorded_at, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS subjects (subject TEXT PRIMARY KEY, first_seq INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS subject_events (subject TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (subject, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS questions_by_asked (asked_at INTEGER NOT NULL, id BLOB NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (asked_at, id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS questions (id BLOB NOT NULL, seq INTEGER NOT NULL, row BLOB NOT NULL, PRIMARY KEY (id, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS handles (subject TEXT NOT NULL, kind INTEGER NOT NULL, value TEXT NOT NULL, seq INTEGER NOT NULL, row BLOB NOT NULL,
+            PRIMARY KEY (subject, kind, value, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS handle_subjects (kind INTEGER NOT NULL, value TEXT NOT NULL, subject TEXT NOT NULL, first_seq INTEGER NOT NULL,
+            PRIMARY KEY (kind, value, subject)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS permissions (subject TEXT NOT NULL, permission TEXT NOT NULL, seq INTEGER NOT NULL, row BLOB NOT NULL,
+            PRIMARY KEY (subject, permission, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS expiries (expires_at INTEGER NOT NULL, id BLOB NOT NULL, PRIMARY KEY (expires_at, id)) WITHOUT ROWID;
+        """
+
+    /// Every table derived from `events`: what a rebuild empties and fills again.
+    static let derivedTables = ["event_ids", "by_recorded_at", "subjects", "subject_events", "questions_by_asked", "questions",
+                                "handles", "handle_subjects", "permissions", "expiries"]
+
+    /// Opens (creating) the database at `path`. `durable: false` skips the flush of each commit, for building
+    /// large databases that are only queried.
+    init(path: String, durable: Bool = true) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in try db.execute(sql: Self.schema) }
+        head = try queue.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT seq, hash, record FROM events ORDER BY seq DESC LIMIT 1") else { return .empty }
+            let record: Data = row["record"]
+            let event = try record.withUnsafeBytes { try EventRecord.decode($0) }
+            return LogHead(seq: UInt64(row["seq"] as Int64), hash: ChainHash(hex: (row["hash"] as Data).hex)!, recordedAt: event.recordedAt)
+        }
+    }
+
+    /// Appends `events` in one durable transaction, through the ledger's rules; all or nothing.
+    @discardableResult
+    func append(_ events: [PermissionEvent]) throws -> Int {
+        var appended = 0
+        let start = head
+        do {
+            head = try queue.write { db in
+                let store = SQLiteStore(db)
+                var projector = Projector(store: store, head: start)
+                for event in events {
+                    if case .appended = try projector.apply(event, clock: { event.recordedAt! }) { appended += 1 }
+                }
+                return projector.head
+            }
+        } catch {
+            head = start
+            throw error
+        }
+        return appended
+    }
+
+    /// Empties every derived table and derives them again from the log, checking its chain as it goes, in one
+    /// durable transaction: what the ledger's `rebuildProjections()` does.
+    func rebuildProjections() throws {
+        head = try queue.write { db in
+            for table in Self.derivedTables { try db.execute(sql: "DELETE FROM \(table)") }
+            let store = SQLiteStore(db)
+            store.rewritesLog = false
+            var projector = Projector(store: store, head: .empty)
+            let rows = try Row.fetchCursor(db, sql: "SELECT seq, hash, record FROM events ORDER BY seq")
+            var previous = ChainHash.genesis
+            while let row = try rows.next() {
+                let record = [UInt8](row["record"] as Data)
+                let hash = chainHash(previous: previous, record: record)
+                guard hash.bytes.elementsEqual(row["hash"] as Data) else {
+                    throw LedgerError(.damaged, "the chain hash does not match the event's bytes", seq: UInt64(row["seq"] as Int64))
+                }
+                previous = hash
+                let event = try record.withUnsafeBytes { try EventRecord.decode($0) }
+                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
+            }
+            return projector.head
+        }
+    }
+
+    /// The bytes the database takes on disk, after folding the write-ahead log into it.
+    func bytesOnDisk() throws -> Int {
+        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        return ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
+        }
+    }
+}
+
+// MARK: - Writing
+
+/// The rules' view of the SQLite tables inside one write transaction.
+final class SQLiteStore: ProjectionStore {
+    private let db: Database
+    /// Whether `storeEvent` appends to the log (false while rebuilding projections from it).
+    var rewritesLog = true
+    private var definitions: [UUID: QuestionDefinition] = [:]
+
+    init(_ db: Database) { self.db = db }
+
+    func seq(ofEventID id: String) throws -> UInt64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM event_ids WHERE id = ?"), arguments: [id]).map(UInt64.init)
+    }
+
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT hash, record FROM events WHERE seq = ?"), arguments: [Int64(seq)]) else {
+            throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+        }
+        var event = try (row["record"] as Data).withUnsafeBytes { try EventRecord.decode($0) }
+        event.seq = seq
+        event.hash = ChainHash(hex: (row["hash"] as Data).hex)
+        return event
+    }
+
+    func question(_ id: UUID) throws -> QuestionDefinition? {
+        if let cached = definitions[id] { return cached }
+        guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT row FROM questions WHERE id = ? ORDER BY seq DESC LIMIT 1"),
+                                           arguments: [id.data]) else { return nil }
+        let row = try data.withUnsafeBytes { try QuestionRow(decoding: $0) }
+        guard case .questionAsked(let question) = try storedEvent(row.askedSeq).payload else {
+            throw EventRecord.DecodingError(reason: "seq \(row.askedSeq) is not the question.asked of \(id.uuidString)")
+        }
+        let definition = QuestionDefinition(question: question, row: row)
+        remember(definition)
+        return definition
+    }
+
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM questions WHERE id = ?"), arguments: [id.data]).map(UInt64.init)
+    }
+
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
+        try db.cachedStatement(sql: "INSERT INTO questions (id, seq, row) VALUES (?, ?, ?)").execute(arguments: [id.data, Int64(seq), Data(row.encoded())])
+        definitions[id]?.row = row
+        if row.state != .pending, let expiresAt = row.expiresAt {
+            try db.cachedStatement(sql: "DELETE FROM expiries WHERE expires_at = ? AND id = ?").execute(arguments: [expiresAt.microseconds, id.data])
+        }
+    }
+
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
+        let statement = try db.cachedStatement(sql: "SELECT row FROM handles WHERE subject = ? AND kind = ? AND value = ? ORDER BY seq DESC LIMIT 1")
+        return try Data.fetchOne(statement, arguments: [subject, handle.kind.code, handle.value]).map { data in
+            try data.withUnsafeBytes { try HandleRow(decoding: $0) }
+        }
+    }
+
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
+        try db.cachedStatement(sql: "INSERT INTO handles (subject, kind, value, seq, row) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [subject, row.handle.kind.code, row.handle.value, Int64(seq), Data(row.encoded())])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO handle_subjects (kind, value, subject, first_seq) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [row.handle.kind.code, row.handle.value, subject, Int64(seq)])
+    }
+
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
+        try db.cachedStatement(sql: "INSERT INTO permissions (subject, permission, seq, row) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [subject, row.permission.rawValue, Int64(seq), Data(row.encoded())])
+    }
+
+    func isKnownSubject(_ subject: String) throws -> Bool {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM subjects WHERE subject = ?"), arguments: [subject]) != nil
+    }
+
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        let s = Int64(seq)
+        if rewritesLog {
+            try db.cachedStatement(sql: "INSERT INTO events (seq, hash, record) VALUES (?, ?, ?)").execute(arguments: [s, Data(hash.bytes), Data(record)])
+        }
+        try db.cachedStatement(sql: "INSERT INTO event_ids (id, seq) VALUES (?, ?)").execute(arguments: [event.id, s])
+        try db.cachedStatement(sql: "INSERT INTO by_recorded_at (recorded_at, seq) VALUES (?, ?)").execute(arguments: [event.recordedAt!.microseconds, s])
+        try db.cachedStatement(sql: "INSERT INTO subject_events (subject, seq) VALUES (?, ?)").execute(arguments: [event.subject, s])
+        if newSubject {
+            try db.cachedStatement(sql: "INSERT INTO subjects (subject, first_seq) VALUES (?, ?)").execute(arguments: [event.subject, s])
+        }
+        if case .questionAsked(let question) = event.payload {
+            let id = question.id.data
+            try db.cachedStatement(sql: "INSERT INTO questions_by_asked (asked_at, id, seq) VALUES (?, ?, ?)")
+                .execute(arguments: [event.occurredAt.microseconds, id, s])
+            let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
+            try db.cachedStatement(sql: "INSERT INTO questions (id, seq, row) VALUES (?, ?, ?)").execute(arguments: [id, s, Data(row.encoded())])
+            if let expiresAt = question.expiresAt {
+                try db.cachedStatement(sql: "INSERT INTO expiries (expires_at, id) VALUES (?, ?)").execute(arguments: [expiresAt.microseconds, id])
+            }
+            remember(QuestionDefinition(question: question, row: row))
+        }
+    }
+
+    func endEvent(seq: UInt64) throws {}
+
+    private func remember(_ definition: QuestionDefinition) {
+        if definitions.count >= 200_000 { definitions.removeAll(keepingCapacity: true) }
+        definitions[definition.question.id] = definition
+    }
+}
+
+// MARK: - As-of queries
+
+/// What an as-of query answers, reduced to plain values, so that the two engines' answers can be compared.
+enum QueryAnswer: Equatable {
+    case question(state: String, eventSeqs: [UInt64])
+    case handles([String])
+    case isKnown(Bool)
+    case permissions([String])
+}
+
+extension SQLiteLedger {
+    /// The `recordedAt` of event `seq`: the time of an as-of point.
+    private static func time(_ db: Database, seq: UInt64) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT recorded_at FROM by_recorded_at WHERE seq = ?"), arguments: [Int64(seq)]) ?? .min
+    }
+
+    func question(_ id: UUID, asOf seq: UInt64) throws -> QueryAnswer? {
+        try queue.read { db in
+            let versions = try Row.fetchAll(db.cachedStatement(sql: "SELECT seq, row FROM questions WHERE id = ? AND seq <= ? ORDER BY seq"),
+                                            arguments: [id.data, Int64(seq)])
+            guard let latest = versions.last else { return nil }
+            let row = try (latest["row"] as Data).withUnsafeBytes { try QuestionRow(decoding: $0) }
+            let store = SQLiteStore(db)
+            guard case .questionAsked(let question) = try store.storedEvent(row.askedSeq).payload else { return nil }
+            var state = row.state
+            if state == .pending, let expiresAt = question.expiresAt, expiresAt.microseconds <= (try Self.time(db, seq: seq)) {
+                state = .expired
+            }
+            // The events of the question, as the ledger lists them.
+            var seqs: [UInt64] = []
+            for version in versions {
+                let versionSeq = UInt64(version["seq"] as Int64)
+                _ = try store.storedEvent(versionSeq)
+                seqs.append(versionSeq)
+            }
+            return .question(state: state.rawValue, eventSeqs: seqs)
+        }
+    }
+
+    func knownHandles(subject: String, asOf seq: UInt64) throws -> QueryAnswer {
+        try queue.read { db in
+            let now = try Self.time(db, seq: seq)
+            let statement = try db.cachedStatement(sql: """
+                SELECT h.row FROM handles h
+                JOIN (SELECT kind, value, MAX(seq) AS seq FROM handles WHERE subject = ?1 AND seq <= ?2 GROUP BY kind, value) latest
+                  ON h.subject = ?1 AND h.kind = latest.kind AND h.value = latest.value AND h.seq = latest.seq
+                """)
+            var values: [String] = []
+            for data in try Data.fetchAll(statement, arguments: [subject, Int64(seq)]) {
+                let row = try data.withUnsafeBytes { try HandleRow(decoding: $0) }
+                if row.known && (row.until.map { $0.microseconds > now } ?? true) { values.append(row.handle.value) }
+            }
+            return .handles(values.sorted())
+        }
+    }
+
+    func isKnownHandle(_ handle: CommunicationHandle, subject: String, asOf seq: UInt64) throws -> QueryAnswer {
+        try queue.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT row FROM handles WHERE subject = ? AND kind = ? AND value = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
+            guard let data = try Data.fetchOne(statement, arguments: [subject, handle.kind.code, handle.value, Int64(seq)]) else { return .isKnown(false) }
+            let row = try data.withUnsafeBytes { try HandleRow(decoding: $0) }
+            let now = try Self.time(db, seq: seq)
+            return .isKnown(row.known && (row.until.map { $0.microseconds > now } ?? true))
+        }
+    }
+
+    func permissions(subject: String, asOf seq: UInt64) throws -> QueryAnswer {
+        try queue.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT p.row FROM permissions p
+                JOIN (SELECT permission, MAX(seq) AS seq FROM permissions WHERE subject = ?1 AND seq <= ?2 GROUP BY permission) latest
+                  ON p.subject = ?1 AND p.permission = latest.permission AND p.seq = latest.seq
+                """)
+            let rows = try Data.fetchAll(statement, arguments: [subject, Int64(seq)]).map { data in
+                try data.withUnsafeBytes { try PermissionRow(decoding: $0) }
+            }
+            return .permissions(rows.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted())
+        }
+    }
+}
+
+extension UUID {
+    /// The 16 bytes, as SQLite stores the id.
+    var data: Data { withUnsafeBytes(of: uuid) { Data($0) } }
+}
+
+extension Data {
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
+
+extension CommunicationHandle.Kind {
+    /// The kind as a small integer column.
+    var code: Int {
+        switch self {
+        case .phoneNumber: 1
+        case .emailAddress: 2
+        case .custom: 3
+        }
+    }
+}

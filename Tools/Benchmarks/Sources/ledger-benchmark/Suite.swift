@@ -1,0 +1,401 @@
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+// `ledger-benchmark suite`: the ledger side by side with raw LMDB (the floor: the same stored bytes with
+// MDB_APPEND and nothing else) and with the same ledger on SQLite through GRDB (what a Swift developer would
+// build instead), on one seeded workload, in one run. Prints a table of every figure and ratio with its
+// target and writes them as JSON.
+
+struct SuiteOptions {
+    var events = 1_000_000
+    var batch = 10_000
+    var queryEvents = 10_000_000
+    var queries = 2_000
+    var subjects = 1_000
+    var groupCommitRounds = 3
+    var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-benchmark-suite").path
+    var json = "benchmark-results.json"
+    var tool: String?
+    var keep = false
+    /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit.
+    var parts: Set<String> = ["append", "queries", "group-commit"]
+
+    static let usage = """
+        usage: ledger-benchmark suite [--events N] [--batch N] [--query-events N] [--queries N] [--subjects N]
+                                      [--group-commit-rounds N] [--tool PATH] [--dir DIR] [--json FILE] [--keep]
+          --events N         events of the append and rebuild workloads (1,000,000)
+          --batch N          events per durable transaction of the append workload (10,000)
+          --query-events N   events of the ledgers queried as of past points, imported with the tool (10,000,000)
+          --queries N        as-of queries of each kind on each engine (2,000)
+          --tool PATH        the permission-ledger executable that imports the large ledger (its peak memory is measured)
+          --dir DIR          where the ledgers go; the large ones are kept there and reused by the next run
+          --keep             keep the append workload's ledgers too
+          --only LIST        some of: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit
+        """
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        func number(_ name: String) -> Int {
+            guard let text = iterator.next(), let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else {
+                print("\(name) needs a positive number\n\(Self.usage)")
+                exit(2)
+            }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--events": events = number(argument)
+            case "--batch": batch = number(argument)
+            case "--query-events": queryEvents = number(argument)
+            case "--queries": queries = number(argument)
+            case "--subjects": subjects = number(argument)
+            case "--group-commit-rounds": groupCommitRounds = number(argument)
+            case "--tool": tool = iterator.next()
+            case "--dir": directory = iterator.next() ?? directory
+            case "--json": json = iterator.next() ?? json
+            case "--keep": keep = true
+            case "--only":
+                parts = Set((iterator.next() ?? "").split(separator: ",").map(String.init))
+                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit"]) else {
+                    print("--only takes a list of append, queries and group-commit\n\(Self.usage)")
+                    exit(2)
+                }
+            default:
+                print(Self.usage)
+                exit(argument == "--help" || argument == "-h" ? 0 : 2)
+            }
+        }
+    }
+}
+
+/// One line of the table: a figure for each engine that has one, and the ratio with its target.
+struct Figure {
+    var workload: String
+    var unit: String
+    var ledger: Double
+    var raw: Double?
+    var sqlite: Double?
+    var baseline: Double?
+    /// The ratio the target is about, what it is (`ledger / SQLite`, say), and the target.
+    var ratio: Double?
+    var ratioName: String?
+    var target: String
+    var met: Bool?
+    var note: String = ""
+}
+
+func log(_ text: String) {
+    FileHandle.standardError.write(Data("\(text)\n".utf8))
+}
+
+func runSuite(_ arguments: [String]) async throws {
+    let options = SuiteOptions(arguments)
+    let started = Date()
+    try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
+    var figures: [Figure] = []
+
+    if options.parts.contains("append") {
+        log("1/4 batched durable append: \(options.events) events in transactions of \(options.batch), three engines interleaved …")
+        let appendRun = try measureAppend(options)
+        figures += appendRun.figures
+        log("2/4 rebuilding every projection from the \(options.events)-event log …")
+        figures.append(try measureRebuild(appendRun, options: options))
+        if !options.keep { try? FileManager.default.removeItem(atPath: appendRun.directory) }
+    }
+    if options.parts.contains("queries") {
+        log("3/4 as-of queries on ledgers of \(options.queryEvents) events (built once, kept in \(options.directory)) …")
+        figures += try measureQueries(options)
+    }
+    if options.parts.contains("group-commit") {
+        log("4/4 group commit: 64 tasks appending single durable events, \(options.groupCommitRounds) rounds …")
+        let gc = try await measureGroupCommit(tasks: 64, perTask: 100, baselinePerTask: 10, rounds: options.groupCommitRounds,
+                                              directory: options.directory + "/group-commit")
+        let p99 = gc.grouped.percentile(0.99)
+        figures.append(Figure(
+            workload: "concurrent durable single appends, 64 tasks", unit: "events/s", ledger: gc.grouped.rate, baseline: gc.single.rate,
+            ratio: gc.ratio, ratioName: "group commit / one transaction per append", target: "≥ 20", met: gc.ratio >= 20,
+            note: String(format: "p99 %.2f ms (target ≤ 10 ms: %@); rounds %@", p99, p99 <= 10 ? "met" : "missed",
+                         gc.roundRatios.map { String(format: "%.1f×", $0) }.joined(separator: ", "))))
+    }
+
+    printTable(figures, options: options, started: started)
+    try writeJSON(figures, options: options, started: started)
+}
+
+// MARK: - Append and bytes on disk
+
+struct AppendRun {
+    var directory: String
+    var ledger: Ledger
+    var sqlite: SQLiteLedger
+    var events: Int
+    var figures: [Figure]
+}
+
+func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
+    let directory = options.directory + "/append"
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: 1 << 30, durable: true))
+    let raw = try RawLMDBLog(path: directory + "/raw")
+    let sqlite = try SQLiteLedger(path: directory + "/ledger.sqlite")
+    var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
+    var times = [0.0, 0.0, 0.0]
+    var remaining = options.events
+    var round = 0
+    while remaining > 0 {
+        let batch = generator.next(min(options.batch, remaining))
+        remaining -= batch.count
+        // Encoding for raw LMDB is not part of its floor: the ledger's stored bytes, made before the clock starts.
+        let encoded = raw.encode(batch)
+        // The engines take turns going first, so that none always finds the disk busy or the caches warm.
+        let steps: [(Int, () throws -> Void)] = [
+            (0, { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) }),
+            (1, { try raw.append(encoded) }),
+            (2, { let appended = try sqlite.append(batch); precondition(appended == batch.count) }),
+        ]
+        for k in 0..<3 {
+            let (engine, step) = steps[(k + round) % 3]
+            times[engine] += try seconds(step)
+        }
+        round += 1
+        if round % 20 == 0 { log("  \(options.events - remaining) events") }
+    }
+    // The same rules over the same events give the same chain: a check that all three stored the same log.
+    let ledgerHead = try ledger.head()
+    precondition(ledgerHead.hash == raw.head && ledgerHead.hash == sqlite.head.hash, "the three engines' chain heads differ")
+    let n = Double(options.events)
+    let rates = times.map { n / $0 }
+    let ledgerBytes = fileSize(directory + "/ledger/data.mdb")
+    let sqliteBytes = try sqlite.bytesOnDisk()
+    return AppendRun(directory: directory, ledger: ledger, sqlite: sqlite, events: options.events, figures: [
+        Figure(workload: "batched durable append, \(options.events) events in transactions of \(options.batch)", unit: "events/s",
+               ledger: rates[0], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
+               target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25),
+        Figure(workload: "  the same, against SQLite", unit: "events/s", ledger: rates[0], sqlite: rates[2],
+               ratio: rates[0] / rates[2], ratioName: "ledger / SQLite", target: "≥ 5", met: rates[0] / rates[2] >= 5),
+        Figure(workload: "bytes on disk per event, after \(options.events) events", unit: "bytes", ledger: Double(ledgerBytes) / n,
+               raw: Double(raw.bytesOnDisk) / n, sqlite: Double(sqliteBytes) / n, ratio: Double(ledgerBytes) / Double(sqliteBytes),
+               ratioName: "ledger / SQLite", target: "(none)", met: nil,
+               note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
+    ])
+}
+
+// MARK: - Rebuild
+
+func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> Figure {
+    let before = try run.ledger.head()
+    let ledgerSeconds = try seconds { try run.ledger.rebuildProjections() }
+    let sqliteSeconds = try seconds { try run.sqlite.rebuildProjections() }
+    let after = try run.ledger.head()
+    precondition(after == before && run.sqlite.head.hash == before.hash, "a rebuild changed the head")
+    let n = Double(run.events)
+    let ratio = sqliteSeconds / ledgerSeconds
+    return Figure(workload: "rebuild every projection from a \(run.events)-event log", unit: "events/s",
+                  ledger: n / ledgerSeconds, sqlite: n / sqliteSeconds, ratio: ratio, ratioName: "ledger / SQLite",
+                  target: "≥ 5", met: ratio >= 5, note: "one durable transaction each, the chain checked as it is read")
+}
+
+// MARK: - As-of queries and the import's memory
+
+func measureQueries(_ options: SuiteOptions) throws -> [Figure] {
+    let count = options.queryEvents
+    let ledgerPath = options.directory + "/query-\(count)/ledger"
+    let sqlitePath = options.directory + "/query-\(count)/ledger.sqlite"
+    try FileManager.default.createDirectory(atPath: options.directory + "/query-\(count)", withIntermediateDirectories: true)
+    let seed = 7_000 + UInt64(count)
+    var figures: [Figure] = []
+
+    // The ledger: imported through the tool from a stream of JSON Lines, measuring the importer's peak memory.
+    var sample: [(id: UUID, seq: UInt64)] = []
+    if (try? Ledger(path: ledgerPath, options: .init(readOnly: true)).head().seq) != UInt64(count) {
+        try? FileManager.default.removeItem(atPath: ledgerPath)
+        guard let tool = options.tool, FileManager.default.isExecutableFile(atPath: tool) else {
+            print("--tool PATH (an executable permission-ledger) is needed to import the large ledger; bash Tools/benchmark.sh passes it")
+            exit(2)
+        }
+        log("  importing \(count) events with \(tool) import …")
+        var generator = EventGenerator(seed: seed, subjects: options.subjects)
+        let (seconds, peak) = try importStreaming(tool: tool, ledger: ledgerPath) { write in
+            var remaining = count
+            while remaining > 0 {
+                let batch = generator.next(min(50_000, remaining))
+                remaining -= batch.count
+                var text = ""
+                text.reserveCapacity(batch.count * 400)
+                for event in batch {
+                    text += EventJSON.encode(event)
+                    text += "\n"
+                }
+                write(text)
+                if (count - remaining) % 1_000_000 == 0 { log("    \(count - remaining) events sent") }
+            }
+        }
+        sample = generator.askedSample
+        figures.append(Figure(
+            workload: "peak resident memory of `permission-ledger import` of \(count) events", unit: "MiB",
+            ledger: Double(peak) / 1_048_576, ratio: nil, ratioName: nil, target: "< 1024 MiB", met: peak < 1 << 30,
+            note: String(format: "one all-or-nothing import from standard input: %.0f s, %.0f events/s", seconds, Double(count) / seconds)))
+    } else {
+        log("  reusing \(ledgerPath)")
+        var generator = EventGenerator(seed: seed, subjects: options.subjects)
+        var remaining = count
+        while remaining > 0 { remaining -= generator.next(min(50_000, remaining)).count }
+        sample = generator.askedSample
+        figures.append(Figure(workload: "peak resident memory of `permission-ledger import` of \(count) events", unit: "MiB",
+                              ledger: .nan, target: "< 1024 MiB", met: nil,
+                              note: "not measured: the ledger was reused from an earlier run (remove \(ledgerPath) to measure)"))
+    }
+    let ledger = try Ledger(path: ledgerPath, options: .init(readOnly: true))
+
+    // SQLite: built in process without flushing each commit (building is not what is measured).
+    var sqlite = try SQLiteLedger(path: sqlitePath, durable: false)
+    if sqlite.head.seq != UInt64(count) {
+        sqlite = try { () throws -> SQLiteLedger in
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlitePath + suffix) }
+            return try SQLiteLedger(path: sqlitePath, durable: false)
+        }()
+        log("  building the SQLite ledger of \(count) events …")
+        var generator = EventGenerator(seed: seed, subjects: options.subjects)
+        var remaining = count
+        while remaining > 0 {
+            let batch = generator.next(min(50_000, remaining))
+            remaining -= batch.count
+            try sqlite.append(batch)
+            if (count - remaining) % 1_000_000 == 0 { log("    \(count - remaining) events") }
+        }
+    }
+    let ledgerHead = try ledger.head()
+    precondition(ledgerHead.hash == sqlite.head.hash, "the ledger and SQLite hold different logs")
+
+    // The same random queries on both, as of random points, each in a read transaction of its own.
+    var rng = SeededRandom(state: 99)
+    let handles = EventGenerator(seed: 1, subjects: options.subjects)
+    let head = UInt64(count)
+    let kinds = ["question", "known handles", "is known handle", "permissions"]
+    var times = [[Double]](repeating: [0, 0], count: kinds.count)
+    var mismatches = 0
+    for round in 0..<(options.queries + options.queries / 10) {
+        let warmUp = round < options.queries / 10
+        let (id, askedSeq) = sample[Int.random(in: 0..<sample.count, using: &rng)]
+        let kid = Int.random(in: 0..<options.subjects, using: &rng)
+        let subject = "kid-\(kid)"
+        let handle = handles.handle(kid * 40 + Int.random(in: 0..<40, using: &rng))
+        let questionPoint = UInt64.random(in: askedSeq...head, using: &rng)
+        let point = UInt64.random(in: 1...head, using: &rng)
+        let queries: [(ledger: () throws -> QueryAnswer?, sqlite: () throws -> QueryAnswer?)] = [
+            ({ try ledger.read(asOf: .seq(questionPoint)) { view in
+                try view.question(id).map { .question(state: $0.state.rawValue, eventSeqs: $0.events.map(\.seq)) } } },
+             { try sqlite.question(id, asOf: questionPoint) }),
+            ({ try ledger.read(asOf: .seq(point)) { .handles(try $0.knownHandles(subject: subject).map(\.handle.value).sorted()) } },
+             { try sqlite.knownHandles(subject: subject, asOf: point) }),
+            ({ try ledger.read(asOf: .seq(point)) { .isKnown(try $0.isKnownHandle(handle, subject: subject)) } },
+             { try sqlite.isKnownHandle(handle, subject: subject, asOf: point) }),
+            ({ try ledger.read(asOf: .seq(point)) { view in
+                .permissions(try view.permissions(subject: subject).map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } },
+             { try sqlite.permissions(subject: subject, asOf: point) }),
+        ]
+        for (kind, query) in queries.enumerated() {
+            var answers: [QueryAnswer?] = [nil, nil]
+            for engine in round % 2 == 0 ? [0, 1] : [1, 0] {
+                let elapsed = try seconds { answers[engine] = try engine == 0 ? query.ledger() : query.sqlite() }
+                if !warmUp { times[kind][engine] += elapsed }
+            }
+            if answers[0] != answers[1] { mismatches += 1 }
+        }
+    }
+    precondition(mismatches == 0, "\(mismatches) queries answered differently by the ledger and SQLite")
+    let n = Double(options.queries)
+    let ledgerTotal = times.reduce(0) { $0 + $1[0] }
+    let sqliteTotal = times.reduce(0) { $0 + $1[1] }
+    let ratio = sqliteTotal / ledgerTotal
+    figures.insert(Figure(
+        workload: "as-of queries on a \(count)-event ledger (the four kinds below, mixed)", unit: "queries/s",
+        ledger: n * 4 / ledgerTotal, sqlite: n * 4 / sqliteTotal, ratio: ratio, ratioName: "ledger / SQLite",
+        target: "≥ 10", met: ratio >= 10, note: "\(options.queries) of each kind as of random points; every answer equal on both"), at: 0)
+    for (kind, name) in kinds.enumerated() {
+        figures.insert(Figure(workload: "  \(name)", unit: "queries/s", ledger: n / times[kind][0], sqlite: n / times[kind][1],
+                              ratio: times[kind][1] / times[kind][0], ratioName: "ledger / SQLite", target: "", met: nil), at: 1 + kind)
+    }
+    figures.append(Figure(workload: "bytes on disk per event, after \(count) events", unit: "bytes",
+                          ledger: Double(fileSize(ledgerPath + "/data.mdb")) / Double(count), sqlite: Double(try sqlite.bytesOnDisk()) / Double(count),
+                          target: "(none)", met: nil))
+    return figures
+}
+
+/// Runs `tool import --ledger ledger -`, feeding it what `produce` writes; returns the seconds it took and its
+/// peak resident memory in bytes (from `wait4`).
+func importStreaming(tool: String, ledger: String, produce: ((String) -> Void) -> Void) throws -> (seconds: Double, peakBytes: Int) {
+    var pipe: [Int32] = [0, 0]
+    guard Foundation.pipe(&pipe) == 0 else { throw POSIXError(.EPIPE) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, pipe[0], 0)
+    posix_spawn_file_actions_addclose(&actions, pipe[1])
+    let arguments = [tool, "import", "--ledger", ledger, "-"]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let start = now()
+    let status = posix_spawn(&pid, tool, &actions, nil, &argv, environ)
+    guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
+    close(pipe[0])
+    let output = FileHandle(fileDescriptor: pipe[1], closeOnDealloc: true)
+    produce { text in output.write(Data(text.utf8)) }
+    try output.close()
+    var exitStatus: Int32 = 0
+    var usage = rusage()
+    _ = wait4(pid, &exitStatus, 0, &usage)
+    let elapsed = now() - start
+    guard exitStatus == 0 else {
+        print("\(tool) import exited with status \(exitStatus)")
+        exit(1)
+    }
+    return (elapsed, usage.ru_maxrss * 1024)
+}
+
+// MARK: - Output
+
+func printTable(_ figures: [Figure], options: SuiteOptions, started: Date) {
+    func number(_ value: Double?) -> String {
+        guard let value, !value.isNaN else { return "–" }
+        if value >= 100 { return value.formatted(.number.precision(.fractionLength(0))) }
+        return String(format: "%.2f", value)
+    }
+    let header = ["Workload", "Unit", "Ledger", "Raw LMDB", "SQLite", "Baseline", "Ratio", "Target", "Met"]
+    var rows = [header]
+    for f in figures {
+        rows.append([f.workload, f.unit, number(f.ledger), number(f.raw), number(f.sqlite), number(f.baseline),
+                     f.ratio.map { String(format: "%.2f×", $0) + (f.ratioName.map { " (\($0))" } ?? "") } ?? "–",
+                     f.target, f.met.map { $0 ? "yes" : "NO" } ?? ""])
+    }
+    print("")
+    print("PermissionLedger side by side, \(ISO8601DateFormatter().string(from: started)), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print("")
+    print("| " + header.joined(separator: " | ") + " |")
+    print("|" + header.indices.map { $0 < 2 ? "---|" : "---:|" }.joined())
+    for row in rows.dropFirst() { print("| " + row.joined(separator: " | ") + " |") }
+    print("")
+    for f in figures where !f.note.isEmpty { print("- \(f.workload.trimmingCharacters(in: .whitespaces)): \(f.note)") }
+}
+
+func writeJSON(_ figures: [Figure], options: SuiteOptions, started: Date) throws {
+    func value(_ x: Double?) -> Any { x.map { $0.isNaN ? NSNull() : $0 as Any } ?? NSNull() }
+    let object: [String: Any] = [
+        "date": ISO8601DateFormatter().string(from: started),
+        "seconds": Date().timeIntervalSince(started),
+        "cores": ProcessInfo.processInfo.activeProcessorCount,
+        "options": ["events": options.events, "batch": options.batch, "queryEvents": options.queryEvents,
+                    "queries": options.queries, "subjects": options.subjects, "groupCommitRounds": options.groupCommitRounds],
+        "figures": figures.map { f -> [String: Any] in
+            ["workload": f.workload.trimmingCharacters(in: .whitespaces), "unit": f.unit, "ledger": value(f.ledger), "rawLMDB": value(f.raw),
+             "sqlite": value(f.sqlite), "baseline": value(f.baseline), "ratio": value(f.ratio), "ratioOf": f.ratioName ?? NSNull(),
+             "target": f.target, "met": f.met.map { $0 as Any } ?? NSNull(), "note": f.note]
+        },
+    ]
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    try data.write(to: URL(fileURLWithPath: options.json))
+    print("\nwritten to \(options.json)")
+}

@@ -1,0 +1,23 @@
+// The benchmarks of PermissionLedger (not tests: figures depend on the machine).
+//
+//   ledger-benchmark [suite] [options]   the side-by-side suite: the ledger, raw LMDB and SQLite (GRDB) on the
+//                                        same seeded workload; prints a table and writes JSON (see Suite.swift)
+//   ledger-benchmark append [options]    the ledger alone: batched durable append and in-memory replay
+//   ledger-benchmark latency [options]   as-of query latency on a small and a large ledger
+//   ledger-benchmark group-commit [...]  concurrent durable single appends, with and without group commit
+//
+// Build and run with `bash Tools/benchmark.sh` from the repository's root (a release build).
+import Foundation
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+let mode = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "suite"
+if arguments.first == mode { arguments.removeFirst() }
+switch mode {
+case "suite": try await runSuite(arguments)
+case "append": try runAppendBenchmark(arguments)
+case "latency": try runLatencyBenchmark(arguments)
+case "group-commit": try await runGroupCommitBenchmark(arguments)
+default:
+    print("usage: ledger-benchmark [suite | append | latency | group-commit] [options]; --help after a mode lists its options")
+    exit(2)
+}
