@@ -348,6 +348,91 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// The bytes of the data file in use as of the last commit (of any process): the pages up to
+    /// the last one used, free pages among them included.
+    ///
+    /// The corresponding LMDB functions are `mdb_env_info` (`me_last_pgno`) and `mdb_env_stat` (`ms_psize`).
+    public var usedSize: Int {
+        get throws(LMDBError) {
+            try withMapLock { () throws(LMDBError) in try usedSizeHoldingMapLock() }
+        }
+    }
+
+    private func usedSizeHoldingMapLock() throws(LMDBError) -> Int {
+        var stat = MDB_stat()
+        try LMDBError.check(mdb_env_stat(handle, &stat))
+        return (try info().me_last_pgno + 1) * Int(stat.ms_psize)
+    }
+
+    /// Grows the memory map, when needed, so that at least `bytes` more than ``usedSize`` fit in it
+    /// (up to 1 TiB), and returns the map size. Never shrinks the map.
+    ///
+    /// ``write(_:)`` grows the map by running its body again; a write whose body cannot be run again
+    /// (one that consumes a stream, say) reserves the room it needs here first. The map is address
+    /// space, not memory or disk: the data file grows only as pages are written.
+    ///
+    /// Waits until no transaction of this process is alive; throws ``LMDBError/badTransaction`` when
+    /// called inside a transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_env_set_mapsize`.
+    @discardableResult
+    public func reserve(freeBytes bytes: Int) throws(LMDBError) -> Int {
+        guard lockDepth == 0 else { throw .badTransaction }
+        guard bytes >= 0 else { throw .invalidArgument }
+        return try withMapLock(exclusive: true) { () throws(LMDBError) -> Int in
+            let current = try info().me_mapsize
+            let (wanted, overflow) = try usedSizeHoldingMapLock().addingReportingOverflow(bytes)
+            // Whole mebibytes (as is the maximum), so that the map stays a multiple of any page size.
+            let capped = overflow ? Self.maximumMapSize : min(wanted, Self.maximumMapSize)
+            let target = (capped + (1 << 20) - 1) & ~((1 << 20) - 1)
+            guard target > current else { return current }
+            try LMDBError.check(mdb_env_set_mapsize(handle, target))
+            return target
+        }
+    }
+
+    /// Lets the pages of the memory map that this process has read leave its resident memory: they stay
+    /// in the file system's cache and are mapped again, without I/O, when next read.
+    ///
+    /// The map is read-only (writes go through the file, as the environment never uses `MDB_WRITEMAP`),
+    /// so nothing is lost and every pointer into it stays valid: it may be called at any time, inside a
+    /// transaction too. A long write transaction that reads a large database calls it now and then, so
+    /// that the pages it read do not add up in its resident memory.
+    ///
+    /// Does nothing but on Linux, where LMDB's map is found in `/proc/self/maps` (LMDB does not tell
+    /// where it mapped the data file).
+    ///
+    /// The corresponding system call is `madvise` with `MADV_DONTNEED`.
+    public func releaseMappedPages() {
+        #if os(Linux)
+        withMapLock {
+            var descriptor: Int32 = -1
+            var file = stat()
+            guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS, fstat(descriptor, &file) == 0 else { return }
+            // glibc's encoding of a device number (gnu_dev_major, gnu_dev_minor); /proc writes major:minor in hex.
+            let device = UInt64(file.st_dev)
+            let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~0xFFF)
+            let minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
+            guard let maps = fopen("/proc/self/maps", "r") else { return }
+            defer { fclose(maps) }
+            var line: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            defer { free(line) }
+            while getline(&line, &capacity, maps) > 0, let line {
+                // start-end perms offset major:minor inode path
+                let fields = String(cString: line).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+                guard fields.count >= 5, UInt64(fields[4]) == UInt64(file.st_ino), !fields[1].contains("w") else { continue }
+                let numbers = fields[3].split(separator: ":").compactMap { UInt64($0, radix: 16) }
+                let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+                guard numbers == [major, minor], bounds.count == 2, bounds[1] > bounds[0],
+                    let start = UnsafeMutableRawPointer(bitPattern: bounds[0])
+                else { continue }
+                _ = madvise(start, Int(bounds[1] - bounds[0]), Int32(MADV_DONTNEED))
+            }
+        }
+        #endif
+    }
+
     /// The largest key size, in bytes, that can be written.
     ///
     /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.

@@ -30,9 +30,7 @@ public enum EventJSON {
     public static func decode(line: some Collection<UInt8>) throws(EventRejection) -> PermissionEvent? {
         var bytes = Array(line)
         if bytes.last == 0x0D { bytes.removeLast() }
-        guard bytes.count <= maxLineBytes else {
-            throw EventRejection("the line is \(bytes.count) bytes long; at most \(maxLineBytes) (1 MiB) are allowed")
-        }
+        if let tooLong = rejection(forLineOfLength: bytes.count) { throw tooLong }
         guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
         if bytes[first] == UInt8(ascii: "#") { return nil }
         let value: JSONValue
@@ -42,6 +40,14 @@ public enum EventJSON {
             throw EventRejection(error.description)
         }
         return try decode(value)
+    }
+
+    /// The rejection `decode(line:)` gives a line of `length` bytes (without its `\n` and a trailing
+    /// `\r`) that is longer than ``maxLineBytes``, else `nil`: lets a reader that stops keeping the bytes
+    /// of an over-long line report it all the same.
+    public static func rejection(forLineOfLength length: Int) -> EventRejection? {
+        guard length > maxLineBytes else { return nil }
+        return EventRejection("the line is \(length) bytes long; at most \(maxLineBytes) (1 MiB) are allowed")
     }
 
     /// Parses one line of text.

@@ -213,21 +213,44 @@ final class GroupCommitter: @unchecked Sendable {
         _ request: Request, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
         progress: ((Int) -> Void)? = nil
     ) throws -> Ledger.AppendSummary {
-        var projector = Projector(store: store, head: head)
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(request.events.count)
+        var events = request.events.makeIterator()
+        let head = try apply(
+            { events.next() }, store: store, head: head, clock: clock, maxRejections: request.maxRejections,
+            progress: progress, outcome: { outcomes.append($0) })
+        return Ledger.AppendSummary(outcomes: outcomes, head: head)
+    }
+
+    /// Applies events in order as `next` gives them, one at a time, until it returns `nil`, and returns
+    /// the head afterwards. Each event's outcome goes to `outcome`; a rejected event's index and reason
+    /// go to `rejected` at once (before `next` is called again), and checking goes on with the events
+    /// after it until `maxRejections` are rejected. Then ``AppendRejected`` is thrown (with those
+    /// rejections): the caller aborts the transaction, so that nothing of the events survives.
+    ///
+    /// What `next` throws is rethrown as it is. Keeps nothing per event: memory stays bounded however
+    /// many events `next` gives.
+    static func apply(
+        _ next: () throws -> PermissionEvent?, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
+        maxRejections: Int, progress: ((Int) -> Void)? = nil,
+        outcome: (AppendOutcome) -> Void, rejected: (Int, EventRejection) -> Void = { _, _ in }
+    ) throws -> LogHead {
+        var projector = Projector(store: store, head: head)
         var rejections: [(index: Int, rejection: EventRejection)] = []
-        for (index, event) in request.events.enumerated() {
+        var index = 0
+        while let event = try next() {
             if let progress, index > 0, index % 10_000 == 0 { progress(index) }
             do {
-                outcomes.append(try projector.apply(event, clock: clock))
+                outcome(try projector.apply(event, clock: clock))
             } catch let rejection as EventRejection {
                 rejections.append((index, rejection))
-                if rejections.count >= request.maxRejections { break }
+                rejected(index, rejection)
+                if rejections.count >= maxRejections { break }
             }
+            index += 1
         }
         if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
-        return Ledger.AppendSummary(outcomes: outcomes, head: projector.head)
+        return projector.head
     }
 }
 

@@ -111,10 +111,16 @@ final class LMDBStore: ProjectionStore {
     var rewritesLog = true
     private var changesSinceCheckpoint: [ByteKey: Int] = [:]
     private var touchedSubjects: [ByteKey] = []
+    /// The most entries each per-transaction cache (question definitions, known subjects, handle changes
+    /// since a subject's checkpoint) holds before it is emptied, so that a rebuild of a large log, or a
+    /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
+    /// nothing but speed: what it held is read again from the transaction.
+    var cacheLimit: Int
 
-    init(txn: WriteTransaction, tables: Tables) {
+    init(txn: WriteTransaction, tables: Tables, cacheLimit: Int = 200_000) {
         self.txn = txn
         self.tables = tables
+        self.cacheLimit = cacheLimit
     }
 
     private func cursor(_ table: VersionedTable) throws -> Cursor {
@@ -161,6 +167,9 @@ final class LMDBStore: ProjectionStore {
             changesSinceCheckpoint[subject] = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
+        // Between events the counts are only a cache of what `handleChanges` and `handleCheckpoints` hold
+        // (this transaction's rows included): a long transaction (a streamed import) keeps it bounded.
+        if changesSinceCheckpoint.count >= cacheLimit { changesSinceCheckpoint.removeAll(keepingCapacity: true) }
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
@@ -202,10 +211,16 @@ final class LMDBStore: ProjectionStore {
         let key = ByteKey(Array(subject.utf8))
         if subjectsSeen.contains(key) { return true }
         if try txn.get(tables.subjects, key: key.bytes) != nil {
-            subjectsSeen.insert(key)
+            rememberSubject(key)
             return true
         }
         return false
+    }
+
+    /// Caches that a subject is known, for the rest of the transaction, bounded like the definitions.
+    private func rememberSubject(_ key: ByteKey) {
+        if subjectsSeen.count >= cacheLimit { subjectsSeen.removeAll(keepingCapacity: true) }
+        subjectsSeen.insert(key)
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
@@ -216,7 +231,7 @@ final class LMDBStore: ProjectionStore {
         try txn.put(tables.byRecordedAt, key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
         if newSubject {
             try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
-            subjectsSeen.insert(ByteKey(Array(event.subject.utf8)))
+            rememberSubject(ByteKey(Array(event.subject.utf8)))
         }
         if case .questionAsked(let question) = event.payload {
             try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
@@ -231,7 +246,7 @@ final class LMDBStore: ProjectionStore {
 
     /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.
     private func remember(_ definition: QuestionDefinition) {
-        if definitions.count >= 200_000 { definitions.removeAll(keepingCapacity: true) }
+        if definitions.count >= cacheLimit { definitions.removeAll(keepingCapacity: true) }
         definitions[definition.question.id] = definition
     }
 }

@@ -271,12 +271,7 @@ public final class Ledger: Sendable {
                 if dryRun { throw DryRun(summary: summary) }
                 return summary
             }
-            // The environment defers the flush of the commit's meta page: make it durable before returning.
-            if options.durable {
-                watch.committed(through: summary.head.seq)
-                try GroupCommitter.flushToDisk(environment, watch: watch, path: path)
-            }
-            watch.advanced(to: summary.head.seq)
+            try finishSynchronousCommit(through: summary.head.seq)
             return summary
         } catch let dry as DryRun {
             return dry.summary
@@ -285,6 +280,17 @@ public final class Ledger: Sendable {
         } catch {
             throw LedgerError.storage(error, path: path)
         }
+    }
+
+    /// After a write transaction of the calling thread (not the writer thread) committed the log through
+    /// `seq`: makes the commit durable and tells subscriptions, as the writer thread does for its groups.
+    func finishSynchronousCommit(through seq: UInt64) throws(LedgerError) {
+        // The environment defers the flush of the commit's meta page: make it durable before returning.
+        if options.durable {
+            watch.committed(through: seq)
+            try GroupCommitter.flushToDisk(environment, watch: watch, path: path)
+        }
+        watch.advanced(to: seq)
     }
 
     static func head(_ txn: ReadTransaction, _ tables: Tables) throws -> LogHead {

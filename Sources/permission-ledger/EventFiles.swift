@@ -1,21 +1,42 @@
 import Foundation
 import PermissionLedger
 
-/// Events read from JSON Lines files, each with where it came from.
+/// The JSON Lines files of an import, read line by line in chunks and streamed into the ledger: memory
+/// stays bounded by a chunk and one line, whatever the size of the files.
+///
+/// Every file is opened before anything is written, so that a missing or unreadable one (the second,
+/// say) stops the import while the ledger is untouched.
 struct EventFiles {
-    struct Located {
-        var event: PermissionEvent
-        var place: String
-        /// The line's rank across all the files, to report problems in input order.
-        var order: Int
-    }
-
     static let maxReported = 100
+    /// The bytes read from a file at a time.
+    static let defaultChunkSize = 1 << 20
+    /// The free space reserved in the ledger's memory map when the input's size is unknown (a pipe): the map
+    /// cannot grow during the one transaction of an import. Address space only, not memory or disk.
+    static let unknownSizeReserve = 64 << 30
 
-    var events: [Located] = []
-    /// Problems found while reading, in input order, each with its place: `FILE:LINE: reason`.
-    var problems: [(order: Int, line: String)] = []
-    private var order = 0
+    let readers: [LineReader]
+
+    /// Opens the files (`-` is standard input), reading each `chunkSize` bytes at a time.
+    ///
+    /// - Throws: ``ToolFailure`` with exit 1 naming the first file that does not exist or cannot be read.
+    static func open(_ files: [String], chunkSize: Int = defaultChunkSize) throws -> EventFiles {
+        var readers: [LineReader] = []
+        for file in files {
+            if file == "-" {
+                readers.append(LineReader(name: "<stdin>", descriptor: STDIN_FILENO, owned: false, chunkSize: chunkSize))
+                continue
+            }
+            let descriptor = Foundation.open(file, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let why = errno == ENOENT || errno == ENOTDIR ? "no such file" : "cannot be read"
+                throw ToolFailure(.rejected, "\(file): \(why); nothing was written")
+            }
+            let reader = LineReader(name: file, descriptor: descriptor, owned: true, chunkSize: chunkSize)
+            if reader.isDirectory { throw ToolFailure(.rejected, "\(file): cannot be read; nothing was written") }
+            readers.append(reader)
+        }
+        return EventFiles(readers: readers)
+    }
 
     /// Reports progress of long imports on standard error, when it is a terminal.
     struct Progress {
@@ -32,82 +53,218 @@ struct EventFiles {
 
     let progress = Progress()
 
-    /// Reads and parses the files (`-` is standard input). Lines that do not parse become problems.
-    static func read(_ files: [String]) throws -> EventFiles {
-        var result = EventFiles()
-        for file in files {
-            let name = file == "-" ? "<stdin>" : file
-            let data: Data
-            if file == "-" {
-                data = FileHandle.standardInput.readDataToEndOfFile()
-            } else {
-                guard let contents = FileManager.default.contents(atPath: file) else {
-                    let why = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file"
-                    throw ToolFailure(.rejected, "\(file): \(why); nothing was written")
-                }
-                data = contents
-            }
-            result.parse(Array(data), name: name)
+    /// The room to make in the ledger's memory map: four times the input's bytes (its stored form with
+    /// every index takes less than twice), or ``unknownSizeReserve`` when some input's size is unknown.
+    var reserve: Int {
+        var total = 64 << 20
+        for reader in readers {
+            guard let size = reader.size else { return Self.unknownSizeReserve }
+            total += 4 * size
         }
-        return result
+        return total
     }
 
-    private mutating func parse(_ bytes: [UInt8], name: String) {
-        var lineNumber = 0
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
-            lineNumber += 1
-            order += 1
-            if lineNumber % 50_000 == 0 { progress.show("reading \(name): \(lineNumber) lines") }
-            let place = "\(name):\(lineNumber)"
-            do {
-                if let event = try EventJSON.decode(line: bytes[start..<end]) {
-                    events.append(Located(event: event, place: place, order: order))
-                }
-            } catch {
-                problems.append((order, "\(place): \(error)"))
-            }
-            start = end + 1
-        }
-    }
+    /// Why the stream of events was cut: problems were found in the input (the events that were checked
+    /// are thrown away with the transaction).
+    private struct InputProblems: Error {}
 
-    /// Checks and appends the events in one transaction: all or nothing.
+    /// Reads, checks and appends the events of the files in order, in one transaction: all or nothing.
     ///
-    /// - Throws: ``ToolFailure`` with exit 1 and every problem (up to 100) when any line is rejected.
-    func append(to ledger: Ledger) throws -> Ledger.AppendSummary {
-        let plain = events.map(\.event)
-        var lines = problems
-        func fail() -> ToolFailure {
-            var sorted = lines.sorted { $0.order < $1.order }.map(\.line)
-            let total = sorted.count
-            if total > Self.maxReported {
-                sorted = Array(sorted.prefix(Self.maxReported))
-                sorted.append("… and more problems; the first \(Self.maxReported) are shown")
+    /// Lines that do not parse do not stop the reading: the lines after them are still checked against
+    /// the rules, so that one run reports every problem (up to ``maxReported``), in input order, as
+    /// `FILE:LINE: reason`; then nothing is written.
+    ///
+    /// - Throws: ``ToolFailure`` with exit 1 and every problem (up to 100) when any line is rejected or a
+    ///   file cannot be read; with the ledger's exit code when it cannot be written.
+    func append(to ledger: Ledger) throws -> Ledger.StreamedAppendSummary {
+        // In input order: a line's parse problem is found when it is read, its rule rejection right after.
+        // One more than is shown tells that there are more.
+        var problems: [String] = []
+        var current = 0
+        var events = 0
+        /// Where the last event given to the ledger came from.
+        var place = (file: 0, line: 0)
+
+        func next() throws -> PermissionEvent? {
+            while current < readers.count {
+                if problems.count > Self.maxReported { throw InputProblems() }
+                let reader = readers[current]
+                let decoded: Result<PermissionEvent?, EventRejection>? = try reader.nextLine { line in
+                    switch line {
+                    case .text(let bytes): Result { () throws(EventRejection) in try EventJSON.decode(line: bytes) }
+                    case .tooLong(let length): .failure(EventJSON.rejection(forLineOfLength: length)!)
+                    }
+                }
+                guard let decoded else {
+                    current += 1
+                    continue
+                }
+                if reader.lineNumber % 50_000 == 0 {
+                    progress.show("importing \(reader.name): \(reader.lineNumber) lines, \(events) events checked")
+                }
+                switch decoded {
+                case .success(nil):
+                    continue
+                case .success(let event?):
+                    place = (current, reader.lineNumber)
+                    events += 1
+                    return event
+                case .failure(let rejection):
+                    problems.append("\(reader.name):\(reader.lineNumber): \(rejection)")
+                }
             }
-            sorted.append("rejected: nothing was written")
-            return ToolFailure(.rejected, lines: sorted)
+            // Every line was checked: throwing aborts the transaction when any was rejected.
+            if !problems.isEmpty { throw InputProblems() }
+            return nil
         }
-        let total = plain.count
-        let report: ((Int) -> Void)? = progress.enabled && total >= 20_000
-            ? { [progress] done in progress.show("checking and writing: \(done) of \(total) events") } : nil
-        defer { progress.done() }
+
+        defer {
+            progress.done()
+            for reader in readers { reader.close() }
+        }
         do {
-            if problems.isEmpty {
-                return try ledger.appendSynchronously(plain, maxRejections: Self.maxReported, progress: report)
-            }
-            // Some lines did not parse: still check the rest against the rules, to report everything at once.
-            _ = try ledger.validate(plain, maxRejections: Self.maxReported, progress: report)
-            throw fail()
-        } catch let rejected as AppendRejected {
-            for (index, rejection) in rejected.rejections {
-                lines.append((events[index].order, "\(events[index].place): \(rejection)"))
-            }
-            throw fail()
+            return try ledger.appendSynchronously(
+                streaming: next, reservingBytes: reserve, maxRejections: Self.maxReported + 1,
+                onRejection: { _, rejection in
+                    problems.append("\(readers[place.file].name):\(place.line): \(rejection)")
+                })
+        } catch is InputProblems {
+        } catch is AppendRejected {
         } catch let failure as ToolFailure {
             throw failure
         } catch {
             throw ToolFailure(error)
+        }
+        var lines = Array(problems.prefix(Self.maxReported))
+        if problems.count > Self.maxReported {
+            lines.append("… and more problems; the first \(Self.maxReported) are shown")
+        }
+        lines.append("rejected: nothing was written")
+        throw ToolFailure(.rejected, lines: lines)
+    }
+}
+
+/// Splits what a file descriptor gives into lines, reading a chunk at a time: it keeps one chunk and at
+/// most one line (of at most ``EventJSON/maxLineBytes`` and a `\r`; of a longer line only the length).
+final class LineReader {
+    /// One line, without its `\n`.
+    enum Line {
+        /// The line's bytes, valid only during the call they are given to.
+        case text(UnsafeBufferPointer<UInt8>)
+        /// A line too long to be an event, of `length` bytes without a trailing `\r`: its bytes were not kept.
+        case tooLong(length: Int)
+    }
+
+    /// The name problems are reported with: the path as given, or `<stdin>`.
+    let name: String
+    /// The number of the last line given (1 for the first).
+    private(set) var lineNumber = 0
+    /// The size of a regular file; `nil` for a pipe or a terminal.
+    let size: Int?
+    let isDirectory: Bool
+
+    private var descriptor: Int32
+    private let owned: Bool
+    private let chunk: UnsafeMutableBufferPointer<UInt8>
+    /// The bytes of `chunk` not yet given, `start..<end`.
+    private var start = 0
+    private var end = 0
+    private var atEnd = false
+    /// The start of a line that began in an earlier chunk (at most `keep` bytes of it).
+    private var carry: [UInt8] = []
+    /// How many bytes that line has so far, also those not kept, and the last of them.
+    private var carried = 0
+    private var carriedLast: UInt8 = 0
+    /// The most bytes of a line kept: the longest line allowed and a `\r`.
+    private let keep = EventJSON.maxLineBytes + 1
+
+    init(name: String, descriptor: Int32, owned: Bool, chunkSize: Int) {
+        self.name = name
+        self.descriptor = descriptor
+        self.owned = owned
+        chunk = .allocate(capacity: max(1, chunkSize))
+        var info = stat()
+        if fstat(descriptor, &info) == 0 {
+            let type = info.st_mode & S_IFMT
+            size = type == S_IFREG ? Int(info.st_size) : nil
+            isDirectory = type == S_IFDIR
+        } else {
+            size = nil
+            isDirectory = false
+        }
+    }
+
+    deinit {
+        close()
+        chunk.deallocate()
+    }
+
+    /// Closes the file (not standard input).
+    func close() {
+        if owned, descriptor >= 0 { _ = Foundation.close(descriptor) }
+        descriptor = -1
+    }
+
+    /// Calls `body` with the next line and returns what it returns, or returns `nil` at the end of the file.
+    ///
+    /// - Throws: ``ToolFailure`` (exit 1) when the file cannot be read.
+    func nextLine<R>(_ body: (Line) throws -> R) throws -> R? {
+        while true {
+            if start < end {
+                let rest = UnsafeBufferPointer(rebasing: chunk[start..<end])
+                if let offset = rest.firstIndex(of: 0x0A) {
+                    let newline = start + offset
+                    let piece = UnsafeBufferPointer(rebasing: chunk[start..<newline])
+                    start = newline + 1
+                    lineNumber += 1
+                    if carried == 0 {
+                        guard piece.count > keep else { return try body(.text(piece)) }
+                        return try body(.tooLong(length: piece.count - (piece.last == 0x0D ? 1 : 0)))
+                    }
+                    carryOver(piece)
+                    return try finishCarried(body)
+                }
+                carryOver(rest)
+                start = end
+            }
+            if atEnd {
+                guard carried > 0 else { return nil }
+                lineNumber += 1
+                return try finishCarried(body)
+            }
+            try fill()
+        }
+    }
+
+    private func carryOver(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        let room = max(0, keep - carry.count)
+        carry.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.prefix(room)))
+        carried += bytes.count
+        carriedLast = bytes.last!
+    }
+
+    private func finishCarried<R>(_ body: (Line) throws -> R) throws -> R {
+        defer {
+            carry.removeAll(keepingCapacity: carry.capacity <= 1 << 16)
+            carried = 0
+        }
+        guard carried <= keep else { return try body(.tooLong(length: carried - (carriedLast == 0x0D ? 1 : 0))) }
+        return try carry.withUnsafeBufferPointer { try body(.text($0)) }
+    }
+
+    private func fill() throws {
+        while true {
+            let count = read(descriptor, chunk.baseAddress, chunk.count)
+            if count >= 0 {
+                start = 0
+                end = count
+                atEnd = count == 0
+                return
+            }
+            guard errno == EINTR else {
+                throw ToolFailure(.rejected, "\(name): cannot be read (\(String(cString: strerror(errno)))); nothing was written")
+            }
         }
     }
 }

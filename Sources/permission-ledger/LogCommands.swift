@@ -8,7 +8,8 @@ struct Import: ParsableCommand {
         discussion: """
         Each line is one event in the form of EVENTS.md. If any line is rejected, nothing from \
         this call is written and every rejected line is reported (up to 100) as FILE:LINE: reason. \
-        Events already in the ledger (same id, same content) are counted as duplicates.
+        Events already in the ledger (same id, same content) are counted as duplicates. \
+        The files are read line by line, so memory stays bounded however large they are.
 
         Example:
           permission-ledger import --ledger family.ledger Fixtures/approval-messages.jsonl
@@ -19,7 +20,8 @@ struct Import: ParsableCommand {
     var files: [String]
 
     func run() throws {
-        let input = try EventFiles.read(files)
+        // Every file is opened first: a missing one stops the import before the ledger is touched.
+        let input = try EventFiles.open(files)
         let opened = try ledger.openForWriting()
         let summary = try input.append(to: opened)
         writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
@@ -195,7 +197,7 @@ struct Replay: ParsableCommand {
 
     func run() throws {
         let point = try asOf.point()
-        let input = try EventFiles.read(files)
+        let input = try EventFiles.open(files)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("permission-ledger-replay-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -19,6 +19,47 @@ import Testing
         }
     }
 
+    /// A write whose body must not run twice (one that consumes a stream) reserves its room first.
+    @Test func reserveGrowsTheMapAheadAndNeverShrinksIt() throws {
+        try withEnvironment(.init(mapSize: 1 << 20, durable: false)) { env, db throws in
+            let used = try env.usedSize
+            #expect(used > 0 && used <= 1 << 20)
+            let size = try env.reserve(freeBytes: 64 << 20)
+            #expect(size >= used + (64 << 20))
+            #expect(env.mapSize == size)
+            #expect(try env.reserve(freeBytes: 1 << 20) == size, "a reserve never shrinks the map")
+            var attempts = 0
+            try env.write { txn throws in
+                attempts += 1
+                for n in 0..<Self.count { try txn.put(db, key: key(n), value: Self.value) }
+            }
+            #expect(attempts == 1, "the room was there: the body ran once")
+            #expect(try env.usedSize > used + Self.count * 64)
+            #expect(throws: LMDBError.badTransaction) { try env.read { _ in try env.reserve(freeBytes: 1) } }
+        }
+    }
+
+    /// Pages read through the map may leave the resident set at any time, inside a transaction too.
+    @Test func releasedMappedPagesReadBackTheSame() throws {
+        try withEnvironment(.init(mapSize: 64 << 20, durable: false)) { env, db throws in
+            try env.write { txn throws in
+                for n in 0..<20_000 { try txn.put(db, key: key(n), value: Self.value) }
+            }
+            try env.read { txn throws in
+                let before = try txn.get(db, key: key(7)).map(Array.init)
+                env.releaseMappedPages()
+                #expect(try txn.get(db, key: key(7)).map(Array.init) == before)
+                #expect(try txn.statistics(db).entries == 20_000)
+            }
+            try env.write { txn throws in
+                try txn.put(db, key: key(20_000), value: Self.value)
+                env.releaseMappedPages()
+                #expect(try txn.get(db, key: key(19_999)).map(Array.init) == Self.value)
+            }
+            #expect(try env.statistics(db).entries == 20_001)
+        }
+    }
+
     @Test func manySmallWritesGrowTheMap() throws {
         try withEnvironment(.init(mapSize: 1 << 20, durable: false)) { env, db throws in
             let batch = 500

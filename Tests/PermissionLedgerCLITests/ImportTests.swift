@@ -168,4 +168,109 @@ struct ImportTests {
             #expect(try sandbox.export(ledger) == before)
         }
     }
+
+    // MARK: Streaming: files read a chunk (1 MiB) at a time
+
+    /// A `permission.changed` line, the `n`th second of 2026-11-21 (after every fixture); about 190 bytes.
+    static func permissionLine(_ n: Int, id: String? = nil) -> String {
+        let time = String(format: "2026-11-21T%02d:%02d:%02dZ", n / 3600, (n / 60) % 60, n % 60)
+        let state = ["authorized", "denied", "askAgain"][n % 3]
+        let id = id ?? "stream-\(n)"
+        return #"{"type":"permission.changed","id":"\#(id)","subject":"kid-\#(n % 4)","occurredAt":"\#(time)","recordedAt":"\#(time)","permission":"camera","state":"\#(state)"}"#
+    }
+
+    /// `count` good lines, about 190 bytes each: 20,000 make some 3.8 MB, several chunks.
+    static func goodLines(_ count: Int) -> [String] { (0..<count).map { permissionLine($0) } }
+
+    @Test("imports files of several chunks, with a line longer than a chunk, as the same events unpadded")
+    func importsAcrossChunks() throws {
+        try withSandbox { sandbox in
+            var lines = Self.goodLines(20_000)
+            let plain = try sandbox.write(lines.joined(separator: "\n") + "\n", to: "plain.jsonl")
+            #expect(try FileManager.default.attributesOfItem(atPath: plain)[.size] as! Int > 3 << 20)
+            // The same events, one padded with white space to the longest line allowed (1 MiB, so it spans
+            // two chunks), some with CRLF ends, a comment and blank lines; the last line has no newline.
+            let padded = String(lines[5000].dropLast()) + String(repeating: " ", count: (1 << 20) - lines[5000].utf8.count) + "}"
+            lines[5000] = padded
+            for n in stride(from: 1, to: lines.count, by: 997) { lines[n] += "\r" }
+            lines.insert(contentsOf: ["# a comment", "", "   "], at: 12_345)
+            let relaxed = try sandbox.write(lines.joined(separator: "\n"), to: "relaxed.jsonl")
+
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, relaxed])
+            #expect(result.status == 0, "\(result)")
+            #expect(try ImportSummary(result) == ImportSummary(appended: 20_000, duplicates: 0, head: 20_000))
+            let fromPlain = try sandbox.ledger(importing: plain, named: "plain")
+            #expect(try sandbox.export(sandbox.ledger) == sandbox.export(fromPlain))
+            #expect(try sandbox.run(["verify", "--ledger", sandbox.ledger]).status == 0)
+        }
+    }
+
+    @Test("reports parse problems and rule rejections of one run together, in input order, across chunks and files")
+    func reportsEveryKindOfProblemInOrder() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let before = try sandbox.export(ledger)
+            var lines = Self.goodLines(20_000)
+            lines[8_999] = #"{"type":"permission.changed","id":"broken","#  // line 9000: does not parse
+            // Line 12000: a rule rejection, an answer to a question never asked.
+            lines[11_999] = #"{"type":"question.answered","id":"lost","subject":"kid-0","occurredAt":"2026-11-21T03:19:59Z","recordedAt":"2026-11-21T03:19:59Z","questionId":"6A3F1C2E-00FF-4000-8000-000000000099","choiceId":"approve"}"#
+            let first = try sandbox.write(lines.joined(separator: "\n") + "\n", to: "first.jsonl")
+            let second = try sandbox.write([
+                Self.permissionLine(30_000),
+                Self.permissionLine(30_001, id: "stream-1"),  // line 2: the id of another event of the first file
+                "not json",  // line 3
+                Self.permissionLine(30_003),
+            ].joined(separator: "\n") + "\n", to: "second.jsonl")
+
+            let result = try sandbox.run(["import", "--ledger", ledger, first, second])
+            #expect(result.status == 1, "\(result)")
+            let places = result.errorLines.map { $0.split(separator: ":", maxSplits: 2).prefix(2).joined(separator: ":") }
+            #expect(places == ["\(first):9000", "\(first):12000", "\(second):2", "\(second):3", "rejected: nothing was written"], "\(result)")
+            #expect(result.errorLines.last == "rejected: nothing was written", "\(result)")
+            #expect(result.errorLines[1].contains("question.answered"), "\(result)")
+            #expect(result.errorLines[2].contains("stream-1"), "\(result)")
+            #expect(try sandbox.export(ledger) == before, "nothing was written")
+        }
+    }
+
+    @Test("reports the first 100 problems in input order and says that there are more")
+    func reportsAtMost100Problems() throws {
+        try withSandbox { sandbox in
+            // 150 bad lines among good ones: odd ones do not parse, even ones break a rule (a reused id).
+            var lines = Self.goodLines(1_000)
+            for bad in 0..<150 {
+                lines[100 + 5 * bad] = bad.isMultiple(of: 2) ? Self.permissionLine(100 + 5 * bad, id: "stream-0") : "{"
+            }
+            let file = try sandbox.write(lines.joined(separator: "\n") + "\n", to: "bad.jsonl")
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, file])
+            #expect(result.status == 1, "\(result)")
+            let reported = result.errorLines.filter { $0.hasPrefix("\(file):") }
+            #expect(reported.count == 100, "\(result)")
+            for (line, bad) in zip(reported, 0..<100) {
+                #expect(line.hasPrefix("\(file):\(101 + 5 * bad): "), "\(result)")
+            }
+            #expect(result.errorLines.suffix(2) == ["… and more problems; the first 100 are shown", "rejected: nothing was written"], "\(result)")
+            let export = try sandbox.run(["export", "--ledger", sandbox.ledger])
+            #expect(export.stdout.isEmpty, "nothing was written: \(export)")
+        }
+    }
+
+    @Test("checks that every file can be read before writing anything: a missing second file keeps the first out")
+    func missingSecondFileWritesNothing() throws {
+        try withSandbox { sandbox in
+            let missing = sandbox.path("no-such-file.jsonl")
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, Fixture.path("decline.jsonl"), missing])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.errorLines == ["\(missing): no such file; nothing was written"], "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.ledger), "the ledger was not even created")
+
+            // A directory is not a file of events either.
+            let directory = sandbox.path("a-directory")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let again = try sandbox.run(["import", "--ledger", sandbox.ledger, Fixture.path("decline.jsonl"), directory])
+            #expect(again.status == 1, "\(again)")
+            #expect(again.errorLines == ["\(directory): cannot be read; nothing was written"], "\(again)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.ledger))
+        }
+    }
 }
