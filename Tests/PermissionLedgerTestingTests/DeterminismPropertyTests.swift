@@ -40,7 +40,7 @@ import Testing
         var types = Set<EventType>()
         var states = Set<QuestionState>()
         var late = false, timeLimited = false, expiredByClock = false, revoked = false
-        var rng = SplitMix64(seed: 42)
+        var rng = SeededRandom(seed: 42)
         for _ in 0..<40 {
             let generated = GeneratedScenario(steps: (0..<60).map { _ in rng.next() })
             types.formUnion(generated.scenario.events.map(\.type))
@@ -148,7 +148,7 @@ struct GeneratedScenario: Sendable, CustomTestStringConvertible {
         var s = Scenario(subject: "kid-ava", start: try! Timestamp(rfc3339: "2026-11-20T08:00:00Z"))
         var questions: [Question] = []
         for step in steps {
-            var rng = SplitMix64(seed: step)
+            var rng = SeededRandom(seed: step)
             Self.advanceClock(&s, &rng)
             s.recordingDelay = .milliseconds(Int64(rng.below(3)) * 1000 + (rng.below(4) == 0 ? Int64(rng.below(1000)) : 0))
 
@@ -199,7 +199,7 @@ struct GeneratedScenario: Sendable, CustomTestStringConvertible {
         scenario = s
     }
 
-    private static func advanceClock(_ s: inout Scenario, _ rng: inout SplitMix64) {
+    private static func advanceClock(_ s: inout Scenario, _ rng: inout SeededRandom) {
         switch rng.below(20) {
         case 0..<4: break  // same instant
         case 4..<11: s.advance(by: .seconds(Int64(rng.below(60))))
@@ -210,14 +210,14 @@ struct GeneratedScenario: Sendable, CustomTestStringConvertible {
         }
     }
 
-    private static func someHandles(_ rng: inout SplitMix64, atLeast minimum: Int) -> [CommunicationHandle] {
+    private static func someHandles(_ rng: inout SeededRandom, atLeast minimum: Int) -> [CommunicationHandle] {
         var handles = pool.filter { _ in rng.below(3) == 0 }
         while handles.count < minimum { handles.append(pool[rng.below(pool.count)]) }
         if handles.count > 1, rng.below(2) == 0 { handles.reverse() }
         return handles  // duplicates are possible: the builder folds them, as the JSON form does
     }
 
-    private static func ask(_ s: inout Scenario, _ rng: inout SplitMix64) -> Question {
+    private static func ask(_ s: inout Scenario, _ rng: inout SeededRandom) -> Question {
         let choices: [PermissionChoice]
         var defaultChoice: String?
         switch rng.below(3) {
@@ -274,20 +274,7 @@ struct OmittedRuns: Sequence, Sendable {
     }
 }
 
-/// A small seeded generator (SplitMix64): the same word always makes the same decisions.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededRandom {
     /// A number in `0..<n`.
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
