@@ -44,17 +44,17 @@ import Testing
         }
     }
 
-    /// Waits (politely, for at most a minute) until `ledger`'s writer has `waiting` appends queued and
-    /// is committing `committing`.
+    /// Waits (politely) until `ledger`'s writer has `waiting` appends queued and is committing `committing`.
+    ///
+    /// Gives up after 30,000 looks 2 ms apart, not after a minute of wall time: on a loaded machine the
+    /// whole suite's tasks share two threads, and a task can wait a minute to be run at all (the appends this
+    /// waits for are tasks too). Timing the wait by the clock failed this way about once in four loaded runs.
     static func waitForQueue(_ ledger: Ledger, waiting: Int, committing: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ledger.committer!.queue != (waiting, committing) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the writer's queue is \(ledger.committer!.queue), not (\(waiting), \(committing))")
-                return
-            }
+        for _ in 0..<30_000 {
+            if ledger.committer!.queue == (waiting, committing) { return }
             try await Task.sleep(for: .milliseconds(2))
         }
+        Issue.record("the writer's queue is \(ledger.committer!.queue), not (\(waiting), \(committing))")
     }
 
     @Test(arguments: [1, 4096]) func concurrentAppendsAllLandWithDistinctSeqsAndAnIntactChain(maxEventsPerCommit: Int) async throws {
@@ -171,6 +171,34 @@ import Testing
             _ = try Ledger(path: path, options: .init(durable: false))
             let reader = try Ledger(path: path, options: .init(readOnly: true))
             await #expect(throws: LedgerError.self) { try await reader.append(Self.asked(1)) }
+        }
+    }
+
+    @Test(arguments: [false, true]) func stoppingTheWriterDrainsWhatIsQueuedThenRefuses(durable: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .init(durable: durable))
+            let hold = WriterHold(ledger)
+            let first = Task { try await ledger.append(Self.asked(0)) }
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
+            let queued = (1...10).map { n in Task { try await ledger.append(Self.asked(n)) } }
+            try await Self.waitForQueue(ledger, waiting: 10, committing: 1)
+            // Stop while eleven appends wait: stop() returns only after every one of them is committed. It
+            // blocks its thread, so it runs on a thread of its own, not on the tasks' few shared threads.
+            let stopped = DispatchSemaphore(value: 0)
+            Thread {
+                ledger.committer!.stop()
+                stopped.signal()
+            }.start()
+            try await Task.sleep(for: .milliseconds(20))
+            hold.release()
+            while stopped.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(try ledger.head().seq == 11)
+            _ = try await first.value
+            for task in queued { _ = try await task.value }
+            // Afterwards appends are refused, not lost in a queue nobody serves.
+            let error = await #expect(throws: LedgerError.self) { try await ledger.append(Self.asked(99)) }
+            #expect(error?.message.contains("closing") == true)
+            #expect(try ledger.verify().isIntact)
         }
     }
 
