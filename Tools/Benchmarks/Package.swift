@@ -24,6 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "PermissionLedger", package: ledgerPackage),
                 .product(name: "PermissionModel", package: ledgerPackage),
+                .product(name: "PermissionLedgerTesting", package: ledgerPackage),
                 .product(name: "LMDB", package: ledgerPackage),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

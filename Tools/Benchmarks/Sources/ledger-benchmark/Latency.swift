@@ -1,6 +1,7 @@
 import Foundation
 import PermissionLedger
 import PermissionModel
+import PermissionLedgerTesting
 
 /// p50 and p99 of a list of durations, in microseconds.
 func percentiles(_ samples: [Double]) -> (p50: Double, p99: Double) {
@@ -124,7 +125,7 @@ func runLatencyBenchmark(_ arguments: [String]) throws {
     print("building ledgers of \(small) and \(large) events in \(directory) (kept for later runs) …")
     let smallLedger = try buildLedger(at: directory + "/small-\(small)", events: small, subjects: 100)
     let largeLedger = try buildLedger(at: directory + "/large-\(large)", events: large, subjects: 100)
-    var rng = SeededRandom(state: 99)
+    var rng = SeededRandom(seed: 99)
     // Warm both: the first queries fault pages in.
     _ = try measureInProcess([smallLedger, largeLedger], samples: 2_000, rng: &rng)
     let figures = try measureInProcess([smallLedger, largeLedger], samples: samples, rng: &rng)

@@ -226,9 +226,9 @@ enum QueryAnswer: Equatable {
 }
 
 extension SQLiteLedger {
-    /// The `recordedAt` of event `seq`: the time of an as-of point.
+    /// The `recordedAt` of event `seq`: the time of an as-of point (read from the event, as the ledger does).
     private static func time(_ db: Database, seq: UInt64) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT recorded_at FROM by_recorded_at WHERE seq = ?"), arguments: [Int64(seq)]) ?? .min
+        try SQLiteStore(db).storedEvent(seq).recordedAt?.microseconds ?? .min
     }
 
     func question(_ id: UUID, asOf seq: UInt64) throws -> QueryAnswer? {

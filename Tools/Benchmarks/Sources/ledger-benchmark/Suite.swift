@@ -1,6 +1,7 @@
 import Foundation
 import PermissionLedger
 import PermissionModel
+import PermissionLedgerTesting
 
 // `ledger-benchmark suite`: the ledger side by side with raw LMDB (the floor: the same stored bytes with
 // MDB_APPEND and nothing else) and with the same ledger on SQLite through GRDB (what a Swift developer would
@@ -201,27 +202,24 @@ func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> Figure {
 
 func measureQueries(_ options: SuiteOptions) throws -> [Figure] {
     let count = options.queryEvents
-    let ledgerPath = options.directory + "/query-\(count)/ledger"
-    let sqlitePath = options.directory + "/query-\(count)/ledger.sqlite"
-    try FileManager.default.createDirectory(atPath: options.directory + "/query-\(count)", withIntermediateDirectories: true)
+    let folder = options.directory + "/query-\(count)"
+    let ledgerPath = folder + "/ledger"
+    let sqlitePath = folder + "/ledger.sqlite"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     let seed = 7_000 + UInt64(count)
-    var figures: [Figure] = []
-
-    // The ledger: imported through the tool from a stream of JSON Lines, measuring the importer's peak memory.
-    var sample: [(id: UUID, seq: UInt64)] = []
-    if (try? Ledger(path: ledgerPath, options: .init(readOnly: true)).head().seq) != UInt64(count) {
-        try? FileManager.default.removeItem(atPath: ledgerPath)
-        guard let tool = options.tool, FileManager.default.isExecutableFile(atPath: tool) else {
-            print("--tool PATH (an executable permission-ledger) is needed to import the large ledger; bash Tools/benchmark.sh passes it")
-            exit(2)
-        }
+    let memoryFigure = "peak resident memory of `permission-ledger import` of \(count) events"
+    let reusing = (try? Ledger(path: ledgerPath, options: .init(readOnly: true)).head().seq) == UInt64(count)
+    if !reusing { try? FileManager.default.removeItem(atPath: ledgerPath) }
+    var generator = EventGenerator(seed: seed, subjects: options.subjects)
+    let figure: Figure
+    if let tool = options.tool, FileManager.default.isExecutableFile(atPath: tool) {
+        // Imported through the tool from a stream of JSON Lines, as an operator would, measuring the importer's
+        // peak memory; into a scratch ledger when the queried one is kept from an earlier run.
+        let target = reusing ? folder + "/import-scratch" : ledgerPath
+        try? FileManager.default.removeItem(atPath: target)
         log("  importing \(count) events with \(tool) import …")
-        var generator = EventGenerator(seed: seed, subjects: options.subjects)
-        let (seconds, peak) = try importStreaming(tool: tool, ledger: ledgerPath) { write in
-            var remaining = count
-            while remaining > 0 {
-                let batch = generator.next(min(50_000, remaining))
-                remaining -= batch.count
+        let (seconds, peak) = try importStreaming(tool: tool, ledger: target) { write in
+            generator.generate(count, progress: "sent") { batch in
                 var text = ""
                 text.reserveCapacity(batch.count * 400)
                 for event in batch {
@@ -229,24 +227,35 @@ func measureQueries(_ options: SuiteOptions) throws -> [Figure] {
                     text += "\n"
                 }
                 write(text)
-                if (count - remaining) % 1_000_000 == 0 { log("    \(count - remaining) events sent") }
             }
         }
-        sample = generator.askedSample
-        figures.append(Figure(
-            workload: "peak resident memory of `permission-ledger import` of \(count) events", unit: "MiB",
-            ledger: Double(peak) / 1_048_576, ratio: nil, ratioName: nil, target: "< 1024 MiB", met: peak < 1 << 30,
-            note: String(format: "one all-or-nothing import from standard input: %.0f s, %.0f events/s", seconds, Double(count) / seconds)))
+        if reusing { try? FileManager.default.removeItem(atPath: target) }
+        figure = Figure(
+            workload: memoryFigure, unit: "MiB", ledger: Double(peak) / 1_048_576, target: "< 1024", met: peak < 1 << 30,
+            note: String(format: "one all-or-nothing import from standard input: %.0f s, %.0f events/s", seconds, Double(count) / seconds))
     } else {
-        log("  reusing \(ledgerPath)")
-        var generator = EventGenerator(seed: seed, subjects: options.subjects)
-        var remaining = count
-        while remaining > 0 { remaining -= generator.next(min(50_000, remaining)).count }
-        sample = generator.askedSample
-        figures.append(Figure(workload: "peak resident memory of `permission-ledger import` of \(count) events", unit: "MiB",
-                              ledger: .nan, target: "< 1024 MiB", met: nil,
-                              note: "not measured: the ledger was reused from an earlier run (remove \(ledgerPath) to measure)"))
+        if !reusing {
+            // Without the tool: built in process, in a scope of its own so that it is closed before it is opened
+            // again to be queried.
+            log("  building the ledger of \(count) events in process (no --tool: the import's memory is not measured) …")
+            try {
+                let building = try Ledger(path: ledgerPath, options: .init(mapSize: 1 << 30, durable: false))
+                try generator.generate(count, progress: "appended") { try building.appendSynchronously($0) }
+            }()
+        } else {
+            generator.generate(count) { _ in }
+        }
+        figure = Figure(workload: memoryFigure, unit: "MiB", ledger: .nan, target: "< 1024", met: nil, note: "not measured: no --tool")
     }
+    return try measureQueries(options, ledgerPath: ledgerPath, sqlitePath: sqlitePath, seed: seed, sample: generator.askedSample, figures: [figure])
+}
+
+/// The as-of queries themselves, on the ledger at `ledgerPath` and its SQLite twin (built here when missing).
+func measureQueries(
+    _ options: SuiteOptions, ledgerPath: String, sqlitePath: String, seed: UInt64, sample: [(id: UUID, seq: UInt64)], figures: [Figure]
+) throws -> [Figure] {
+    let count = options.queryEvents
+    var figures = figures
     let ledger = try Ledger(path: ledgerPath, options: .init(readOnly: true))
 
     // SQLite: built in process without flushing each commit (building is not what is measured).
@@ -258,19 +267,13 @@ func measureQueries(_ options: SuiteOptions) throws -> [Figure] {
         }()
         log("  building the SQLite ledger of \(count) events …")
         var generator = EventGenerator(seed: seed, subjects: options.subjects)
-        var remaining = count
-        while remaining > 0 {
-            let batch = generator.next(min(50_000, remaining))
-            remaining -= batch.count
-            try sqlite.append(batch)
-            if (count - remaining) % 1_000_000 == 0 { log("    \(count - remaining) events") }
-        }
+        try generator.generate(count, progress: "appended") { try sqlite.append($0) }
     }
     let ledgerHead = try ledger.head()
     precondition(ledgerHead.hash == sqlite.head.hash, "the ledger and SQLite hold different logs")
 
     // The same random queries on both, as of random points, each in a read transaction of its own.
-    var rng = SeededRandom(state: 99)
+    var rng = SeededRandom(seed: 99)
     let handles = EventGenerator(seed: 1, subjects: options.subjects)
     let head = UInt64(count)
     let kinds = ["question", "known handles", "is known handle", "permissions"]

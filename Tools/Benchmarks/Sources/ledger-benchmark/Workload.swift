@@ -1,18 +1,7 @@
 import Foundation
 import PermissionLedger
 import PermissionModel
-
-/// A seeded generator (SplitMix64), so that runs repeat.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import PermissionLedgerTesting
 
 /// A realistic, seeded mix over many subjects (1,000 children by default, each with a pool of 40 contacts):
 /// 40% questions about one to three handles; 40% their ends (answers through messages, in person and by
@@ -32,7 +21,7 @@ struct EventGenerator {
                    PermissionChoice.approve, PermissionChoice.decline]
 
     init(seed: UInt64, subjects: Int = 1000) {
-        rng = SeededRandom(state: seed)
+        rng = SeededRandom(seed: seed)
         self.subjects = subjects
     }
 
@@ -114,4 +103,18 @@ struct EventGenerator {
 func generateEvents(_ count: Int) -> [PermissionEvent] {
     var generator = EventGenerator(seed: 20261122)
     return generator.next(count)
+}
+
+extension EventGenerator {
+    /// Generates `count` events in batches of at most `batch` (so that millions never sit in memory at once),
+    /// hands each batch to `body`, and logs progress every million events after `progress`.
+    mutating func generate(_ count: Int, batch: Int = 50_000, progress: String? = nil, _ body: ([PermissionEvent]) throws -> Void) rethrows {
+        var remaining = count
+        while remaining > 0 {
+            let events = next(min(batch, remaining))
+            remaining -= events.count
+            try body(events)
+            if let progress, (count - remaining) % 1_000_000 == 0 { log("    \(count - remaining) events \(progress)") }
+        }
+    }
 }
