@@ -138,7 +138,8 @@ public struct ChainHash: Hashable, Sendable, CustomStringConvertible {
     /// The hash before the first event: 32 zero bytes.
     public static let genesis = ChainHash(unchecked: [UInt8](repeating: 0, count: 32))
 
-    init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    /// A hash from its 32 bytes as stored, not checked: for storage engines that keep the bytes themselves.
+    @_spi(StorageEngine) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 
     /// Parses 64 lowercase hex digits.
     public init?(hex: String) {

@@ -58,7 +58,7 @@ func runAppendBenchmark(_ arguments: [String]) throws {
 }
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
+    let start = now()
     try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return now() - start
 }

@@ -1,7 +1,6 @@
 import Foundation
 import PermissionLedger
 import PermissionModel
-import LMDB
 
 // `ledger-benchmark group-commit`: many tasks each appending single events with `Ledger.append`, which
 // returns only once its event is durable. Measured twice on fresh ledgers, with the same workload:
@@ -173,20 +172,14 @@ func measureGroupCommit(tasks: Int, perTask: Int, baselinePerTask: Int, rounds: 
 func measureRawLMDBFloor(directory: String, records: Int) throws -> (single: Double, grouped: Double) {
     func rate(perTransaction: Int) throws -> Double {
         try? FileManager.default.removeItem(atPath: directory)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let environment = try Environment(path: directory, options: .init(mapSize: 256 << 20, durable: true))
-        let db = try environment.openDatabase("events", create: true)
-        let value = [UInt8](repeating: 0x5A, count: 756)
+        let log = try RawLMDBLog(path: directory)
+        let group = [[UInt8]](repeating: [UInt8](repeating: 0x5A, count: 756), count: perTransaction)
         let start = now()
-        var seq: UInt64 = 0
-        while seq < UInt64(records) {
-            try environment.write { txn in
-                for _ in 0..<perTransaction {
-                    seq += 1
-                    try txn.put(db, key: withUnsafeBytes(of: seq.bigEndian, Array.init), value: value, flags: .append)
-                }
-            }
+        var written = 0
+        while written < records {
+            try log.append(group)
+            written += perTransaction
         }
         return Double(records) / (now() - start)
     }

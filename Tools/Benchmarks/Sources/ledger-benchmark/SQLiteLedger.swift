@@ -52,7 +52,7 @@ final class SQLiteLedger {
             guard let row = try Row.fetchOne(db, sql: "SELECT seq, hash, record FROM events ORDER BY seq DESC LIMIT 1") else { return .empty }
             let record: Data = row["record"]
             let event = try record.withUnsafeBytes { try EventRecord.decode($0) }
-            return LogHead(seq: UInt64(row["seq"] as Int64), hash: ChainHash(hex: (row["hash"] as Data).hex)!, recordedAt: event.recordedAt)
+            return LogHead(seq: UInt64(row["seq"] as Int64), hash: ChainHash(unchecked: [UInt8](row["hash"] as Data)), recordedAt: event.recordedAt)
         }
     }
 
@@ -104,9 +104,7 @@ final class SQLiteLedger {
     /// The bytes the database takes on disk, after folding the write-ahead log into it.
     func bytesOnDisk() throws -> Int {
         try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-        return ["", "-wal", "-shm"].reduce(0) { total, suffix in
-            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
-        }
+        return ["", "-wal", "-shm"].reduce(0) { $0 + fileSize(path + $1) }
     }
 }
 
@@ -131,7 +129,7 @@ final class SQLiteStore: ProjectionStore {
         }
         var event = try (row["record"] as Data).withUnsafeBytes { try EventRecord.decode($0) }
         event.seq = seq
-        event.hash = ChainHash(hex: (row["hash"] as Data).hex)
+        event.hash = ChainHash(unchecked: [UInt8](row["hash"] as Data))
         return event
     }
 
@@ -299,10 +297,6 @@ extension SQLiteLedger {
 extension UUID {
     /// The 16 bytes, as SQLite stores the id.
     var data: Data { withUnsafeBytes(of: uuid) { Data($0) } }
-}
-
-extension Data {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
 }
 
 extension CommunicationHandle.Kind {
