@@ -161,6 +161,16 @@ extension LMDBError {
     /// The corresponding C error is `EINVAL`.
     public static let invalidArgument = LMDBError(rawValue: EINVAL)
 
+    /// The disk quota is used up.
+    ///
+    /// The corresponding C error is `EDQUOT`.
+    public static let quotaExceeded = LMDBError(rawValue: EDQUOT)
+
+    /// The file would grow past the largest size allowed: the process's file size limit (`ulimit -f`).
+    ///
+    /// The corresponding C error is `EFBIG`.
+    public static let fileTooLarge = LMDBError(rawValue: EFBIG)
+
     /// A low-level I/O error occurred.
     ///
     /// The corresponding C error is `EIO`.

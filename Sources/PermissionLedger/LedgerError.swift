@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// Why a ledger could not be opened, read or written, in plain words.
@@ -48,10 +49,32 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             return LedgerError(.storage, "\(path): a ledger cannot live here: \(why); LMDB needs a local file system (memory maps and locks)")
         case .invalid, .versionMismatch, .incompatible: return LedgerError(.notALedger, "\(path): not a ledger (\(e))")
         case .corrupted, .panic, .pageNotFound: return LedgerError(.damaged, "\(path): the ledger's data file is damaged (\(e))")
-        case .noSpace: return LedgerError(.storage, "\(path): no space left on the device; nothing was written")
+        case .noSpace, .quotaExceeded, .fileTooLarge, .ioError:
+            return LedgerError(.storage, "\(path): \(writeFailure(e, path: path))")
         case .accessDenied: return LedgerError(.storage, "\(path): permission denied")
         default: return LedgerError(.storage, "\(path): \(e)")
         }
+    }
+
+    /// Why a read or write of the data file failed, in plain words. LMDB reports a write that stopped short
+    /// (the disk filled up, or the process reached its file size limit) as an I/O error, so the free space
+    /// and the limit are looked at here. A failed commit stores nothing: what was stored before is intact.
+    static func writeFailure(_ error: LMDBError, path: String) -> String {
+        let intact = "the write failed, and what the ledger held before is intact"
+        let sizeLimit = fileSizeLimit()
+        var file = stat()
+        let size = stat(path + "/data.mdb", &file) == 0 ? Int(file.st_size) : 0
+        if error == .fileTooLarge || sizeLimit.map({ size + (4 << 20) >= $0 }) == true {
+            let limit = sizeLimit.map { ": \($0) bytes" } ?? ""
+            return "the data file reached this process's file size limit (ulimit -f\(limit)); \(intact)"
+        }
+        if error == .quotaExceeded { return "the disk quota is used up; \(intact)" }
+        var stats = statvfs()
+        if error == .noSpace || (statvfs(path, &stats) == 0 && Int(stats.f_bavail) * Int(stats.f_frsize) < 4 << 20) {
+            let free = statvfs(path, &stats) == 0 ? " (\(Int(stats.f_bavail) * Int(stats.f_frsize) / 1024) KiB free)" : ""
+            return "no space left on the device\(free); \(intact)"
+        }
+        return "an input/output error (\(error)): the disk failed a read or a write; run `permission-ledger verify`"
     }
 }
 
@@ -64,4 +87,16 @@ public struct AppendRejected: Error, Sendable, CustomStringConvertible {
     public var description: String {
         rejections.map { "event \($0.index + 1): \($0.rejection)" }.joined(separator: "\n")
     }
+}
+
+/// The process's file size limit (`ulimit -f`) in bytes, or `nil` when there is none.
+private func fileSizeLimit() -> Int? {
+    var limit = rlimit()
+    #if os(Linux)
+    let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+    #else
+    let resource = RLIMIT_FSIZE
+    #endif
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+    return Int(clamping: limit.rlim_cur)
 }

@@ -22,6 +22,9 @@ struct PermissionLedgerTool: AsyncParsableCommand {
     )
 
     static func main() async {
+        // Past a file size limit (ulimit -f) a write fails with EFBIG and the tool says so, instead of the
+        // default SIGXFSZ killing it.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -120,15 +120,22 @@ struct Sandbox {
     }
 
     /// Runs the tool with no standard input (unless `stdin` names a file to read it from) and an environment
-    /// without `PERMISSION_LEDGER` (unless `environment` sets it).
+    /// without `PERMISSION_LEDGER` (unless `environment` sets it). A `launcher` (such as `prlimit` and its
+    /// options) runs the tool as its last argument.
     @discardableResult
     func run(
-        _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
+        _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:],
+        launcher: [String] = []
     ) throws -> ToolRun {
         let executable: URL = try #require(Tool.executable, "permission-ledger was not built: run swift build --build-tests")
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = directory ?? workingDirectory
         var variables = ProcessInfo.processInfo.environment
         variables["PERMISSION_LEDGER"] = nil
