@@ -44,6 +44,14 @@ let package = Package(
         .target(name: "PermissionLedgerTesting", dependencies: ["PermissionLedger", "PermissionModel"]),
         // The example of the DocC catalog: a simulated family against a ledger.
         .executableTarget(name: "family-simulation", dependencies: ["PermissionLedger", "PermissionModel"]),
+        // Crash and concurrency tests that need whole processes (Tools/crash-test.sh, Tools/stress-test.sh).
+        .executableTarget(
+            name: "ledger-reliability",
+            dependencies: [
+                "PermissionLedger", "PermissionModel", "PermissionLedgerTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
         .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
@@ -56,7 +64,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PermissionLedgerCLITests",
-            dependencies: ["PermissionLedger", "permission-ledger", "family-simulation"]
+            dependencies: ["PermissionLedger", "permission-ledger", "family-simulation", "ledger-reliability"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,110 @@
+import Foundation
+import PermissionLedger
+import Synchronization
+
+/// Lines written whole to a file descriptor, from any task: each `write` is one `write(2)`, so a process
+/// killed at any moment leaves only whole lines behind (and perhaps one cut-off last line, which readers
+/// of the file ignore).
+final class LineOutput: Sendable {
+    private let fd: Mutex<Int32>
+
+    init(path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
+        guard fd >= 0 else { throw Failure("\(path): \(String(cString: strerror(errno)))") }
+        self.fd = Mutex(fd)
+    }
+
+    func write(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        let text = Array((lines.joined(separator: "\n") + "\n").utf8)
+        fd.withLock { fd in
+            var offset = 0
+            while offset < text.count {
+                let written = text[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+                if written < 0 { if errno == EINTR { continue } else { return } }
+                offset += written
+            }
+        }
+    }
+
+    deinit { fd.withLock { _ = close($0) } }
+}
+
+/// The whole lines of a file (a cut-off last line is left out).
+func wholeLines(of path: String) -> [Substring] {
+    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return [] }
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    lines.removeLast()  // Empty after a final newline, or a cut-off line.
+    return lines
+}
+
+/// A plain failure of this tool, printed as is.
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// This executable, to start children of it.
+let executablePath: String = {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let length = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
+    return length > 0 ? String(decoding: buffer[..<length], as: UTF8.self) : CommandLine.arguments[0]
+}()
+
+/// Starts this executable with `arguments`, its standard output and error going to `output`.
+func spawnSelf(_ arguments: [String], output: String) throws -> pid_t {
+    var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = ([executablePath] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, executablePath, &actions, nil, argv, environ)
+    guard status == 0 else { throw Failure("could not start \(executablePath): \(String(cString: strerror(status)))") }
+    return pid
+}
+
+/// How a child ended: its exit status, or the signal that killed it.
+enum Ending: Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case killed(Int32)
+
+    var description: String {
+        switch self {
+        case .exited(let status): "exit status \(status)"
+        case .killed(let signal): "killed by signal \(signal)"
+        }
+    }
+}
+
+func wait(for pid: pid_t) -> Ending {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let signal = status & 0x7F
+    return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
+}
+
+/// Seconds since an arbitrary start, from the monotonic clock.
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Prints to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// `12345678` as `12,345,678`.
+func grouped(_ value: some BinaryInteger) -> String {
+    let digits = Array(String(value))
+    var out = ""
+    for (index, digit) in digits.enumerated() {
+        if index > 0 && (digits.count - index) % 3 == 0 { out.append(",") }
+        out.append(digit)
+    }
+    return out
+}

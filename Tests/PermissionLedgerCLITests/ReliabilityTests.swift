@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// Small runs of `ledger-reliability` (issue 7): the crash test and the concurrency stress test. Their full
+/// runs are `Tools/crash-test.sh` (200 kills) and `Tools/stress-test.sh` (a minute).
+@Suite("Crash and stress, small runs")
+struct ReliabilityTests {
+    static let executable = Tool.executable.map {
+        $0.deletingLastPathComponent().appendingPathComponent("ledger-reliability")
+    }
+
+    func run(_ arguments: [String], in sandbox: Sandbox) throws -> ToolRun {
+        let executable = try #require(Self.executable, "ledger-reliability was not built: run swift build --build-tests")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = sandbox.path("reliability.out")
+        let err = sandbox.path("reliability.err")
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
+        let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        defer {
+            try? outHandle.close()
+            try? errHandle.close()
+        }
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        try process.run()
+        process.waitUntilExit()
+        return ToolRun(
+            arguments: arguments, status: process.terminationStatus,
+            crashed: process.terminationReason == .uncaughtSignal,
+            stdout: try Data(contentsOf: URL(fileURLWithPath: out)), stderr: try Data(contentsOf: URL(fileURLWithPath: err)))
+    }
+
+    @Test("a writer killed with SIGKILL 12 times loses nothing acknowledged and damages nothing")
+    func crash() throws {
+        try withSandbox { sandbox in
+            let result = try run(
+                ["crash", "--kills", "12", "--kills-per-ledger", "6", "--dir", sandbox.path("crash")], in: sandbox)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.outLines.last == "12 kills, 0 lost, 0 damaged", "\(result)")
+            // The writers did write: the line before counts what was acknowledged.
+            let acknowledged = try #require(result.outLines.first { $0.hasPrefix("ok: ") }, "\(result)")
+            #expect(!acknowledged.hasPrefix("ok: 0 events"), "\(result)")
+        }
+    }
+
+    @Test("8 writer tasks and 4 reader processes: no reader sees a torn or out-of-order state, verify passes")
+    func stress() throws {
+        try withSandbox { sandbox in
+            let result = try run(
+                ["stress", "--seconds", "6", "--writers", "8", "--readers", "4", "--dir", sandbox.path("stress")],
+                in: sandbox)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.out.contains("0 unexpected errors"), "\(result)")
+            #expect(result.out.contains("; 0 torn or out of order"), "\(result)")
+            #expect(result.out.contains("verify: ok"), "\(result)")
+        }
+    }
+}
