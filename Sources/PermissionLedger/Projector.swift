@@ -147,7 +147,7 @@ public enum AppendOutcome: Hashable, Sendable {
             let question = definition.question
             var row = definition.row
             guard let choice = question.choice(id: choiceID) else {
-                throw reject("choice \(quoted(choiceID)) is not one of question \(id.uuidString): \(question.choices.map(\.id).joined(separator: ", "))")
+                throw reject("choice \(quoted(choiceID)) is not one of question \(id.uuidString): \(shownList(question.choices.map(\.id)))")
             }
             switch row.state {
             case .approved, .denied:
