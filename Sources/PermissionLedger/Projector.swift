@@ -202,6 +202,7 @@ public enum AppendOutcome: Hashable, Sendable {
                 try approve(handle, subject: row.subject, since: event.occurredAt, until: until, question: id, seq: seq)
             }
         case .observed(let checked, let known):
+            let known = Set(known)
             for handle in checked {
                 let row = HandleRow(handle: handle, known: known.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
                 try store.putHandle(subject: event.subject, row, seq: seq)
