@@ -802,7 +802,7 @@ def chain_cases():
     reused = lambda **changes: {**PERM_BASE, **changes, "recordedAt": REC}
     case(g + "id-reused-other-state", reused(state="denied"), "is already used by seq", "the base's permission event id with another state")
     case(g + "id-reused-other-subject", reused(subject="kid-ben"), "is already used by seq", "the same id and content for another subject")
-    case(g + "id-reused-other-occurred-at", reused(occurredAt="2026-11-20T08:14:30Z"), "is already used by seq", "the same event, occurredAt 30 seconds earlier")
+    case(g + "id-reused-other-occurred-at", reused(occurredAt="2026-11-20T08:14:30Z"), "is already used by seq", "the same event, occurredAt 30 seconds later")
     case(g + "id-reused-cause-dropped", {k: v for k, v in reused().items() if k != "cause"}, "is already used by seq", "the same event without its cause")
     case(g + "id-reused-other-type", {**follow_up("question.expired", PERM_BASE["id"], 1)}, "is already used by seq", "the id of the base's permission event on a question.expired")
     case(g + "id-reused-question-id-of-ask", at(at(ask(BASE[0]["id"]), "occurredAt", BASE[0]["occurredAt"]), "question.id", Q(1)), "is already used by seq", "the first base event's id on a question.asked that differs from it")
