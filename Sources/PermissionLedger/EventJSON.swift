@@ -290,7 +290,7 @@ struct Fields {
     func rejectUnknown(allowed: Set<String>) throws(PermissionModelError) {
         for member in members where !allowed.contains(member.key) {
             throw PermissionModelError(
-                "unknown field; expected only \(allowed.sorted().joined(separator: ", "))", field: path + member.key)
+                "unknown field; expected only \(allowed.sorted().joined(separator: ", "))", field: path + shown(member.key))
         }
     }
 

@@ -147,7 +147,7 @@ public enum AppendOutcome: Hashable, Sendable {
             let question = definition.question
             var row = definition.row
             guard let choice = question.choice(id: choiceID) else {
-                throw reject("choice \(quoted(choiceID)) is not one of question \(id.uuidString): \(question.choices.map(\.id).joined(separator: ", "))")
+                throw reject("choice \(quoted(choiceID)) is not one of question \(id.uuidString): \(shownList(question.choices.map(\.id)))")
             }
             switch row.state {
             case .approved, .denied:
@@ -202,6 +202,7 @@ public enum AppendOutcome: Hashable, Sendable {
                 try approve(handle, subject: row.subject, since: event.occurredAt, until: until, question: id, seq: seq)
             }
         case .observed(let checked, let known):
+            let known = Set(known)
             for handle in checked {
                 let row = HandleRow(handle: handle, known: known.contains(handle), since: event.occurredAt, until: nil, source: .observation(seq))
                 try store.putHandle(subject: event.subject, row, seq: seq)

@@ -43,6 +43,23 @@ public func quoted(_ value: String, limit: Int = 80) -> String {
     return "\"" + escaped + "\""
 }
 
+/// A name or id taken from the input, as a message shows it: unchanged when it is short, plain text (no
+/// control characters, quotes or backslashes), else as ``quoted(_:limit:)`` writes it, so that a message stays
+/// one readable line whatever the input holds (a field name with a newline, a terminal escape, 1 MiB of it).
+package func shown(_ value: String) -> String {
+    let plain = !value.isEmpty && value.unicodeScalars.count <= 64 && value.unicodeScalars.allSatisfy {
+        $0 != "\"" && $0 != "\\" && $0.properties.generalCategory != .control
+    }
+    return plain ? value : quoted(value, limit: 64)
+}
+
+/// Names or ids taken from the input, as a message lists them: each ``shown(_:)``, comma-separated, the
+/// first 20 and then how many more.
+package func shownList(_ values: [String]) -> String {
+    let listed = values.prefix(20).map(shown).joined(separator: ", ")
+    return values.count > 20 ? listed + ", … (\(values.count - 20) more)" : listed
+}
+
 /// Checks the byte length and absence of control characters that the spec asks of ids, subjects and similar text.
 public func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
     let count = value.utf8.count

@@ -111,7 +111,7 @@ public struct PermissionQuestion: Hashable, Sendable, Identifiable {
         }
         if let defaultChoiceID, !ids.contains(defaultChoiceID) {
             throw PermissionModelError(
-                "\(quoted(defaultChoiceID)) is not one of the choices: \(choices.map(\.id).joined(separator: ", "))",
+                "\(quoted(defaultChoiceID)) is not one of the choices: \(shownList(choices.map(\.id)))",
                 field: "defaultChoice")
         }
         self.id = id
