@@ -235,6 +235,9 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         index += 1
         var members: [(key: String, value: JSONValue)] = []
+        // The names seen, once an object has more than a few: a linear scan per name made an object of
+        // 100,000 names (a 1 MiB line) take minutes.
+        var names = Set<String>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
@@ -244,7 +247,14 @@ struct JSONReader {
             }
             let keyStart = index
             let key = try string()
-            if members.contains(where: { $0.key == key }) {
+            let repeated: Bool
+            if members.count < 16 {
+                repeated = members.contains(where: { $0.key == key })
+            } else {
+                if names.isEmpty { names = Set(members.map(\.key)) }
+                repeated = !names.insert(key).inserted
+            }
+            if repeated {
                 throw error("field \(quoted(key)) appears twice in one object", at: keyStart)
             }
             skipWhitespace()
