@@ -1,0 +1,278 @@
+import Foundation
+@_spi(StorageEngine) import PermissionLedger
+import PermissionModel
+import Testing
+
+/// The properties the libFuzzer targets of `Tools/Fuzz` check (its README says how to run them), held here on
+/// the fixtures and on hostile inputs so that CI guards them between fuzzing runs; and every input a fuzzing
+/// session found, byte for byte.
+///
+/// - A line given to `EventJSON.decode(line:)` returns or throws an ``EventRejection``, never traps; an event
+///   it returns survives its export form (parses again to an equal event whose export is the same bytes) and
+///   its stored form (``EventRecord`` decodes it again).
+/// - Bytes given to `EventRecord.decode` return or throw an `EventRecord.DecodingError`, never trap; an event
+///   they decode to has a canonical encoding that decodes again to an equal event with the same encoding.
+@Suite struct FuzzRegressionTests {
+    // MARK: Found while fuzzing
+
+    /// A line of the longest length allowed (1 MiB) holding one object of 96,332 distinct fields,
+    /// `{"k0":0,"k1":0,…}`. The duplicate-field check compared each field with every earlier one: 4.6
+    /// billion comparisons, and one such line took 190 s to reject in the fuzz build (libFuzzer's inputs
+    /// stay under 4 KiB, so the run itself could not meet it; found reading the parser for the dictionary).
+    @Test(.timeLimit(.minutes(1))) func aWideObjectIsReadInLinearTime() throws {
+        let line = Self.wideObject(keys: nil)
+        #expect(line.count <= EventJSON.maxLineBytes)
+        let elapsed = ContinuousClock().measure {
+            #expect(throws: EventRejection("type: is required but missing")) { try EventJSON.decode(line: line) }
+        }
+        #expect(elapsed < .seconds(10), "a 1 MiB object of \(Self.wideObjectKeys) fields took \(elapsed)")
+    }
+
+    /// The faster check finds what the old one found: a repeated field, also far into a wide object, also
+    /// when the two names are the same text in different Unicode forms (`é` and `e` + U+0301).
+    @Test(arguments: [
+        (#""k0":1"#, "k0"),
+        (#""k2999":1"#, "k2999"),
+        (#""\u00e9":1,"e\u0301":2"#, "e\u{301}"),
+    ])
+    func aRepeatedFieldOfAWideObjectIsFound(extra: String, repeated: String) throws {
+        var line = Self.wideObject(keys: 3_000)
+        line.removeLast()  // "}"
+        line += Array(",\(extra)}".utf8)
+        do {
+            _ = try EventJSON.decode(line: line)
+            Issue.record("the repeated field \(repeated) was not found")
+        } catch {
+            #expect(error.reason.contains("appears twice in one object"), "\(error)")
+            #expect(error.reason.contains(repeated), "\(error)")
+        }
+    }
+
+    static let wideObjectKeys = 96_332
+
+    /// `{"k0":0,"k1":0,…}` with `keys` fields, or as many as fit in 1 MiB less 40 bytes (96,332).
+    static func wideObject(keys: Int?) -> [UInt8] {
+        var line: [UInt8] = Array("{".utf8)
+        var count = 0
+        while keys.map({ count < $0 }) ?? (line.count + 1 < EventJSON.maxLineBytes - 40) {
+            if count > 0 { line.append(UInt8(ascii: ",")) }
+            line += Array(#""k\#(count)":0"#.utf8)
+            count += 1
+        }
+        line.append(UInt8(ascii: "}"))
+        return line
+    }
+
+    // MARK: The fixtures, the fuzzers' seeds
+
+    @Test(arguments: Fixtures.valid)
+    func everyLineOfAValidFixtureSurvivesItsExportAndStoredForms(name: String) throws {
+        var events = 0
+        for line in try Fixtures.lines(name) where try Self.checkLine(line.bytes) { events += 1 }
+        #expect(events > 0)
+    }
+
+    @Test(arguments: Fixtures.invalid)
+    func everyLineOfAnInvalidFixtureIsRejectedOrSurvivesItsForms(name: String) throws {
+        for line in try Fixtures.lines(name, invalid: true) { _ = try Self.checkLine(line.bytes) }
+    }
+
+    /// The stored record of every event of the fixtures, which decode as they are.
+    static func fixtureRecords() throws -> [[UInt8]] {
+        try Fixtures.valid.flatMap { name in
+            try Fixtures.events(name).map { EventRecord.encode($0, recordedAt: $0.recordedAt ?? $0.occurredAt) }
+        }
+    }
+
+    @Test func everyStoredRecordOfTheFixturesDecodesCanonically() throws {
+        let records = try Self.fixtureRecords()
+        #expect(records.count > 1_000)
+        for record in records {
+            #expect(try Self.checkRecord(record), "\(record)")
+        }
+    }
+
+    /// A record cut short, at every length of every record of the fixtures: a `DecodingError`, never a trap
+    /// or an event.
+    @Test func everyTruncatedRecordThrows() throws {
+        for record in try Self.fixtureRecords() {
+            for length in 0..<record.count {
+                #expect(throws: EventRecord.DecodingError.self, "\(record) cut to \(length) bytes") {
+                    try record.prefix(length).withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+                }
+            }
+        }
+    }
+
+    /// One byte changed, at every position of one record of each event type: decodes or throws, never traps;
+    /// and what decodes re-encodes canonically. A byte appended: rejected as trailing bytes.
+    @Test func everyRecordWithOneByteChangedDecodesOrThrows() throws {
+        var types = Set<UInt8>()
+        let records = try Self.fixtureRecords().filter { types.insert($0[1]).inserted }
+        #expect(types.count == EventType.allCases.count)
+        for record in records {
+            for position in record.indices {
+                for change: UInt8 in [0x01, 0x02, 0x40, 0x80, 0xFF] {
+                    var changed = record
+                    changed[position] ^= change
+                    _ = try Self.checkRecord(changed)
+                }
+            }
+            #expect {
+                try (record + [0]).withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+            } throws: { error in
+                (error as? EventRecord.DecodingError)?.reason == "1 unexpected trailing bytes"
+            }
+        }
+    }
+
+    // MARK: Hostile lines
+
+    static let event = #"{"type":"permission.changed","id":"e","subject":"s","occurredAt":"2026-11-20T09:00:00Z","permission":"camera","state":"denied""#
+
+    /// Lines a fuzzer reaches for. Each is rejected (or, where it says `accepted`, read) without a trap.
+    static let hostileLines: [(String, [UInt8], accepted: Bool)] = [
+        ("empty", [], false),
+        ("a carriage return alone", [0x0D], false),
+        ("a NUL byte", [0], false),
+        ("a byte-order mark before the object", [0xEF, 0xBB, 0xBF] + Array((event + "}").utf8), false),
+        ("32 levels of nesting", Array(("[" as String).utf8) + Array(repeating: UInt8(ascii: "["), count: 31)
+            + Array(repeating: UInt8(ascii: "]"), count: 32), false),
+        ("33 levels of nesting", Array(repeating: UInt8(ascii: "["), count: 33) + Array(repeating: UInt8(ascii: "]"), count: 33), false),
+        ("100,000 open arrays", Array(repeating: UInt8(ascii: "["), count: 100_000), false),
+        ("100,000 open objects", Array(String(repeating: #"{"a":"#, count: 100_000).utf8), false),
+        ("a number of 100,000 digits", Array(("[" + String(repeating: "9", count: 100_000) + "]").utf8), false),
+        ("an exponent of 20 digits", Array(#"[1e99999999999999999999]"#.utf8), false),
+        ("seq one past Int64.max", Array((event + #","seq":9223372036854775808}"#).utf8), false),
+        ("seq Int64.max", Array((event + #","seq":9223372036854775807}"#).utf8), true),
+        ("seq -0", Array((event + #","seq":-0}"#).utf8), false),
+        ("seq 1.0", Array((event + #","seq":1.0}"#).utf8), false),
+        ("seq 1e0", Array((event + #","seq":1e0}"#).utf8), false),
+        ("a lone high surrogate", Array(#"{"type":"\uD800"}"#.utf8), false),
+        ("a lone low surrogate", Array(#"{"type":"\uDC00"}"#.utf8), false),
+        ("a high surrogate before a non-surrogate", Array(#"{"type":"\uD800\u0041"}"#.utf8), false),
+        ("a surrogate pair", Array((event + #","cause":"\uD83D\uDE00"}"#).utf8), false),
+        ("a short \\u escape at the end", Array(#"{"type":"\u00"#.utf8), false),
+        ("a backslash at the end", Array(#"{"type":"\"#.utf8), false),
+        ("an overlong NUL in a string", Array(#"{"type":""#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8), false),
+        ("an encoded surrogate in a string", Array(#"{"type":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), false),
+        ("a code point past U+10FFFF in a string", Array(#"{"type":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8), false),
+        ("a cut UTF-8 sequence in a string", Array(#"{"type":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8), false),
+        ("a UTF-8 byte outside a string", Array(#"{"type":1"#.utf8) + [0xE9] + Array("}".utf8), false),
+        ("a NUL escape in the id", Array(#"{"type":"permission.changed","id":"\u0000","subject":"s","occurredAt":"2026-11-20T09:00:00Z","permission":"camera","state":"denied"}"#.utf8), false),
+        ("an unescaped tab in a string", Array(#"{"type":"a"#.utf8) + [0x09] + Array(#"b"}"#.utf8), false),
+        ("a line one byte too long", Array(repeating: UInt8(ascii: " "), count: EventJSON.maxLineBytes + 1), false),
+        ("the longest line, all blank", Array(repeating: UInt8(ascii: " "), count: EventJSON.maxLineBytes), false),
+        ("the longest time", Array((event.replacingOccurrences(of: "2026-11-20T09:00:00Z", with: "9999-12-31T23:59:59.999999-00:00") + "}").utf8), true),
+        ("a time past 9999 in UTC", Array((event.replacingOccurrences(of: "2026-11-20T09:00:00Z", with: "9999-12-31T23:59:59-00:01") + "}").utf8), false),
+        ("a time before 0000 in UTC", Array((event.replacingOccurrences(of: "2026-11-20T09:00:00Z", with: "0000-01-01T00:00:00+00:01") + "}").utf8), false),
+        ("29 February of a year not leap", Array((event.replacingOccurrences(of: "2026-11-20", with: "1900-02-29") + "}").utf8), false),
+        ("a question expiring at the latest time", Array(#"{"type":"question.asked","id":"q","subject":"s","occurredAt":"2026-11-20T09:00:00Z","question":{"id":"6a3f1c2e-0000-4000-8000-000000000001","topic":{"significantAppUpdate":{"description":"\u00e9"}},"choices":[{"id":"a","title":"A","answer":"approval","grantSeconds":9223372036854775807},{"id":"d","title":"D","answer":"denial"}],"expiresAt":"9999-12-31T23:59:59.999999Z"}}"#.utf8), true),
+        ("a handle of 20 digits and every separator", Array(#"{"type":"handles.observed","id":"h","subject":"s","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"+(123) 456.789-012 345 678 90","kind":"phoneNumber"},{"value":" \u0130@X.Y ","kind":"emailAddress"}],"known":[]}"#.utf8), true),
+    ]
+
+    @Test(arguments: hostileLines.indices)
+    func aHostileLineIsRejectedOrReadWithoutATrap(index: Int) throws {
+        let (name, line, accepted) = Self.hostileLines[index]
+        let read = try Self.checkLine(line)
+        #expect(read == accepted, "\(name)")
+    }
+
+    // MARK: Hostile records
+
+    /// A record of `permission.changed` (tag 7) from its envelope's fields.
+    static func record(
+        version: UInt8 = 1, tag: UInt8 = 7, occurredAt: [UInt8] = [0], recordedAt: [UInt8] = [0], rest: [UInt8] = [1, 1, 0]
+    ) -> [UInt8] {
+        [version, tag] + occurredAt + recordedAt + [1, UInt8(ascii: "e"), 1, UInt8(ascii: "s")] + rest
+    }
+
+    static let hostileRecords: [(String, [UInt8], accepted: Bool)] = [
+        ("empty", [], false),
+        ("version 0", record(version: 0), false),
+        ("version 2", record(version: 2), false),
+        ("type tag 0", record(tag: 0), false),
+        ("type tag 8", record(tag: 8), false),
+        ("the smallest record", record(), true),
+        ("times at Int64.min and Int64.max", record(
+            occurredAt: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],
+            recordedAt: [0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]), true),
+        ("an over-long varint of zero", record(occurredAt: [0x80, 0x80, 0x00]), true),
+        ("a varint of 65 bits", record(occurredAt: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02]), false),
+        ("a varint of 11 bytes", record(occurredAt: [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]), false),
+        ("a varint that never ends", [1, 7] + Array(repeating: 0xFF, count: 64), false),
+        ("a text longer than the record", [1, 7, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x41], false),
+        ("a text of 2^63 bytes", [1, 7, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], false),
+        ("a text that is not UTF-8", [1, 7, 0, 0, 1, 0xFF, 1, 0x41, 1, 1, 0], false),
+        ("permission code 0", record(rest: [0, 1, 0]), false),
+        ("permission code 255", record(rest: [255, 1, 0]), false),
+        ("cause code 6", record(rest: [1, 1, 6]), false),
+        ("handles.observed with nothing checked", record(tag: 6, rest: [0, 0]), true),
+        ("handles.observed counting 2^64-1 handles", record(tag: 6, rest: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]), false),
+        ("an empty handle", record(tag: 6, rest: [1, 3, 0, 0]), false),
+        ("handle kind 4", record(tag: 6, rest: [1, 4, 1, 0x41, 0]), false),
+        ("question.asked with no people", record(tag: 1, rest: Array(repeating: 0, count: 16) + [1, 0, 0]), false),
+        ("a name mask with bit 6", record(tag: 1, rest: Array(repeating: 0, count: 16) + [1, 1, 3, 1, 0x41, 0xC0]), false),
+        ("an empty name, no actions, no choices", record(tag: 1, rest: Array(repeating: 0, count: 16) + [1, 1, 3, 1, 0x41, 0x80, 0, 0, 0, 0]), false),
+        ("an update of one choice that is the default", record(tag: 1, rest: Array(repeating: 0, count: 16) + [2, 0, 1, 1, 0x61, 0, 2, 0, 1, 0x61, 0]), true),
+        ("a grant past Int64.max", record(tag: 1, rest: Array(repeating: 0, count: 16) + [2, 0, 1, 1, 0x61, 0, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1, 0x61, 0]), false),
+        ("a grant on a denial", record(tag: 1, rest: Array(repeating: 0, count: 16) + [2, 0, 1, 1, 0x61, 0, 2, 1, 1, 0x61, 0]), false),
+        ("an expiry flag of 2", record(tag: 1, rest: Array(repeating: 0, count: 16) + [2, 0, 1, 1, 0x61, 0, 2, 0, 1, 0x61, 2]), false),
+        ("an ask error message flag of 2", record(tag: 3, rest: Array(repeating: 0, count: 16) + [1, 2]), false),
+        ("via code 0", record(tag: 4, rest: Array(repeating: 0, count: 16) + [1, 0x61, 0]), false),
+    ]
+
+    @Test(arguments: hostileRecords.indices)
+    func aHostileRecordIsRejectedOrReadWithoutATrap(index: Int) throws {
+        let (name, record, accepted) = Self.hostileRecords[index]
+        let read = try Self.checkRecord(record)
+        #expect(read == accepted, "\(name)")
+    }
+
+    // MARK: The properties
+
+    /// Checks the parser's properties on one line; returns whether it held an event.
+    static func checkLine(_ line: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> Bool {
+        let parsed: PermissionEvent?
+        do {
+            parsed = try EventJSON.decode(line: line)
+        } catch {
+            #expect(!error.description.isEmpty, sourceLocation: sourceLocation)
+            return false
+        }
+        guard let event = parsed else { return false }
+        let exported = EventJSON.encode(event)
+        let again = try #require(try EventJSON.decode(line: exported), sourceLocation: sourceLocation)
+        #expect(again == event, "\(exported)", sourceLocation: sourceLocation)
+        #expect(Array(EventJSON.encode(again).utf8) == Array(exported.utf8), sourceLocation: sourceLocation)
+
+        let recordedAt = event.recordedAt ?? event.occurredAt
+        let record = EventRecord.encode(event, recordedAt: recordedAt)
+        let stored = try record.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+        var expected = event
+        expected.recordedAt = recordedAt
+        expected.seq = nil
+        expected.hash = nil
+        #expect(stored == expected, sourceLocation: sourceLocation)
+        #expect(Array(EventJSON.encode(stored).utf8) == Array(EventJSON.encode(expected).utf8), sourceLocation: sourceLocation)
+        return true
+    }
+
+    /// Checks the decoder's properties on one record; returns whether it decoded.
+    static func checkRecord(_ record: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> Bool {
+        let event: PermissionEvent
+        do {
+            event = try record.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+        } catch {
+            #expect(error is EventRecord.DecodingError && !"\(error)".isEmpty, sourceLocation: sourceLocation)
+            return false
+        }
+        let recordedAt = try #require(event.recordedAt, sourceLocation: sourceLocation)
+        let canonical = EventRecord.encode(event, recordedAt: recordedAt)
+        let again = try canonical.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+        #expect(again == event, "\(record)", sourceLocation: sourceLocation)
+        #expect(EventRecord.encode(again, recordedAt: recordedAt) == canonical, "\(record)", sourceLocation: sourceLocation)
+        #expect(!EventJSON.encode(event).isEmpty, sourceLocation: sourceLocation)
+        return true
+    }
+}
