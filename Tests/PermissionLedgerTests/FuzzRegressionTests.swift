@@ -20,13 +20,13 @@ import Testing
     /// billion comparisons, and this line took 190 s to reject in the fuzz build, 612 s in a debug build.
     /// (libFuzzer's inputs stay under 4 KiB there, so its runs could not meet it: it was found reading the
     /// parser while writing the targets, and confirmed by running `fuzz-event-json` on this input.)
-    @Test func aWideObjectIsReadInLinearTime() throws {
+    ///
+    /// No clock here (tests are never timed: a loaded 2-core machine must pass them): the line is read to its
+    /// real problem, which took minutes with the quadratic check and takes about two seconds now.
+    @Test func aWideObjectIsReadToItsRealProblem() throws {
         let line = Self.wideObject(keys: 96_332)
         #expect(line.count == 1_048_543)
-        let elapsed = ContinuousClock().measure {
-            #expect(throws: EventRejection("type: is required but missing")) { try EventJSON.decode(line: line) }
-        }
-        #expect(elapsed < .seconds(60), "a 1 MiB object of 96,332 fields took \(elapsed)")
+        #expect(throws: EventRejection("type: is required but missing")) { try EventJSON.decode(line: line) }
     }
 
     /// The faster check finds what the old one found: a repeated field, also far into a wide object, also
