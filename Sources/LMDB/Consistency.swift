@@ -45,6 +45,21 @@ extension ReadTransaction {
         return DatabaseFlags(rawValue: flags)
     }
 
+    /// The names of the environment's named databases: the keys of LMDB's main database, in order.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` on the main database (`MAIN_DBI`).
+    public func databaseNames() throws(LMDBError) -> [String] {
+        // The main database is LMDB's database 1 (MAIN_DBI, which lmdb.h does not name).
+        let cursor = try self.cursor(Database(handle: 1))
+        var names: [String] = []
+        var entry = try cursor.first()
+        while let e = entry {
+            names.append(String(decoding: e.key, as: UTF8.self))
+            entry = try cursor.next()
+        }
+        return names
+    }
+
     /// The last page in use as of the environment's latest commit, which may be newer than this snapshot.
     ///
     /// The corresponding LMDB function is `mdb_env_info` (`me_last_pgno`).

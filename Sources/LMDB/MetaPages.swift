@@ -57,6 +57,8 @@ public struct MetaPages: Sendable {
     public let pages: [Page]
     /// The size of the data file in bytes, when the pages were read.
     public let fileSize: Int
+    /// The data file's path.
+    public let path: String
 
     /// Reads the meta pages of the LMDB data file at `path` (such as `DIR/data.mdb`).
     ///
@@ -64,6 +66,7 @@ public struct MetaPages: Sendable {
     ///
     /// - Throws: ``LMDBError`` with the system's error when the file cannot be opened or read.
     public init(dataFile path: String) throws(LMDBError) {
+        self.path = path
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw LMDBError(rawValue: errno) }
         defer { close(descriptor) }
@@ -141,7 +144,8 @@ public struct MetaPages: Sendable {
             guard page.lastPage >= 1, page.lastPage < filePages else {
                 return "\(name) says the last page in use is \(page.lastPage), but the file has \(filePages) pages"
             }
-            guard page.mapSize >= (page.lastPage + 1) * pageSize, page.mapSize <= 1 << 44 else {
+            // LMDB maps what a meta page says when it is not told a size; the wrapper never grows a map past 1 TiB.
+            guard page.mapSize >= (page.lastPage + 1) * pageSize, page.mapSize <= UInt64(Environment.maximumMapSize) else {
                 return "\(name) gives a map size (\(page.mapSize) bytes) that cannot hold its \(page.lastPage + 1) pages"
             }
             for (tree, root) in [("free list", page.freeListRoot), ("main database", page.mainRoot)]
@@ -169,6 +173,70 @@ public struct MetaPages: Sendable {
                 """
         }
         return nil
+    }
+
+    /// The number of entries LMDB records for the named database `name` in the commit `page` describes,
+    /// read from the data file's pages (the main database's tree, then the database's record there).
+    ///
+    /// Both meta pages' commits are intact in a healthy file (LMDB reuses a page only once no meta page
+    /// refers to a tree holding it), so this reads the commit LMDB does not show as well. Damaged pages
+    /// give `nil`, not a crash: every offset is checked against the page.
+    ///
+    /// - Returns: the count, or `nil` when the database or a page on the way cannot be read.
+    public func entries(ofDatabase name: String, in page: Page) -> UInt64? {
+        guard page.pageSize > 0 else { return nil }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let pageSize = Int(page.pageSize)
+        let key = Array(name.utf8)
+        var number = page.mainRoot
+        // A tree deeper than LMDB's cursor stack (32) is damaged.
+        for _ in 0..<32 {
+            guard number >= 2, number <= page.lastPage else { return nil }
+            var bytes = [UInt8](repeating: 0, count: pageSize)
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, pageSize, off_t(number) * off_t(pageSize)) }
+            guard count == pageSize else { return nil }
+            guard let found = Self.search(bytes, for: key) else { return nil }
+            switch found {
+            case .child(let child): number = child
+            case .record(let record):
+                // MDB_db: md_pad, md_flags, md_depth, md_branch_pages, md_leaf_pages, md_overflow_pages, md_entries, md_root.
+                guard record.count >= 48 else { return nil }
+                return record.dropFirst(32).prefix(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+            }
+        }
+        return nil
+    }
+
+    private enum Found { case child(UInt64), record(ArraySlice<UInt8>) }
+
+    /// In a branch page, the child whose range holds `key`; in a leaf page, the data of the node with `key`.
+    private static func search(_ page: [UInt8], for key: [UInt8]) -> Found? {
+        func u16(_ offset: Int) -> Int? { offset + 2 <= page.count ? Int(page[offset]) | Int(page[offset + 1]) << 8 : nil }
+        guard let flags = u16(10), let lower = u16(12), lower >= headerSize, lower <= page.count else { return nil }
+        let isBranch = flags & 0x01 != 0
+        guard isBranch || flags & 0x02 != 0 else { return nil }
+        var chosen: Found?
+        for index in 0..<(lower - headerSize) / 2 {
+            // MDB_node: mn_lo, mn_hi (data size, or with mn_flags the child's page number), mn_flags, mn_ksize, key, data.
+            guard let node = u16(headerSize + 2 * index), node + 8 <= page.count,
+                let lo = u16(node), let hi = u16(node + 2), let nodeFlags = u16(node + 4), let keySize = u16(node + 6),
+                node + 8 + keySize <= page.count
+            else { return nil }
+            let nodeKey = page[(node + 8)..<(node + 8 + keySize)]
+            if isBranch {
+                // The first key of a branch page is empty (it stands for everything before the second).
+                guard index == 0 || !key.lexicographicallyPrecedes(nodeKey) else { break }
+                chosen = .child(UInt64(lo) | UInt64(hi) << 16 | UInt64(nodeFlags) << 32)
+            } else if nodeKey.elementsEqual(key) {
+                let size = lo | hi << 16
+                let start = node + 8 + keySize
+                guard nodeFlags & 0x02 != 0, start + size <= page.count else { return nil }
+                return .record(page[start..<(start + size)])
+            }
+        }
+        return chosen
     }
 
     /// The page LMDB opens with: the one with the higher transaction ID (page 0 when they are equal).

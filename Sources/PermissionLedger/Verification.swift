@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LMDB
 import PermissionModel
@@ -83,8 +84,15 @@ extension Ledger {
         do {
             return try Self.verify(environment: environment, tables: tables, path: path, progress: progress)
         } catch {
-            throw LedgerError.storage(error, path: path)
+            throw Self.verificationError(error, path: path)
         }
+    }
+
+    /// An error met while verifying, as a ``LedgerError``; damage not tied to an event is at seq 1.
+    private static func verificationError(_ error: any Error, path: String) -> LedgerError {
+        var error = LedgerError.storage(error, path: path)
+        if error.kind == .damaged && error.seq == nil { error.seq = 1 }
+        return error
     }
 
     /// Opens the ledger at `path` read-only and checks it as ``verify(progress:)`` does, treating whatever
@@ -149,7 +157,7 @@ extension Ledger {
             let tables = try Tables(environment: environment, create: false)
             return try verify(environment: environment, tables: tables, path: path, progress: progress)
         } catch {
-            throw LedgerError.storage(error, path: path)
+            throw verificationError(error, path: path)
         }
     }
 
@@ -169,10 +177,25 @@ extension Ledger {
             guard pages.isLMDBFile else {
                 throw LedgerError(.notALedger, "\(path): not a ledger (data.mdb is not an LMDB data file)")
             }
-            problem = pages.problem
+            problem = pages.problem ?? rollback(pages)
             if problem == nil { return }
         }
         throw LedgerError(.damaged, "the data file's meta pages are damaged: \(problem!)", seq: 1)
+    }
+
+    /// Whether the commit LMDB would show holds fewer events than the other meta page's: the log only grows,
+    /// so the page with the higher transaction ID must be damaged, and LMDB would show an earlier state.
+    private static func rollback(_ pages: MetaPages) -> String? {
+        guard pages.pages.count == 2, let shown = pages.newest else { return nil }
+        let other = pages.pages[0] == shown ? pages.pages[1] : pages.pages[0]
+        guard other.transactionID > 0, let shownEvents = pages.entries(ofDatabase: "events", in: shown),
+            let otherEvents = pages.entries(ofDatabase: "events", in: other), otherEvents > shownEvents
+        else { return nil }
+        return """
+            the commit LMDB would show (transaction \(shown.transactionID), \(shownEvents) events) is older than the one \
+            of the other meta page (transaction \(other.transactionID), \(otherEvents) events): a transaction ID is damaged, \
+            and the ledger would look rolled back
+            """
     }
 
     /// An error opening the environment of a ledger whose meta pages check out: what the file holds is damage.
@@ -233,6 +256,36 @@ extension Ledger {
             try environment.sync(force: true)
         } catch {
             throw LedgerError.storage(error, path: path)
+        }
+    }
+}
+
+extension Ledger {
+    /// The SHA-256 of every named database's key/value pairs, read with plain cursor scans and nothing else of
+    /// the ledger's logic: how tests of damage detection tell whether damage changed what a reader sees.
+    ///
+    /// - Returns: per database (in LMDB's order of names), its name, number of rows and digest in hex.
+    /// - Throws: ``/LMDB/LMDBError`` when LMDB cannot open or read the environment.
+    @_spi(Testing) public static func tableDigests(path: String) throws -> [(table: String, rows: Int, digest: String)] {
+        let environment = try Environment(path: path, options: .init(maxDatabases: 256, readOnly: true))
+        let names = try environment.read { try $0.databaseNames() }
+        let databases = try names.map { try environment.openDatabase($0, create: false) }
+        return try environment.read { txn in
+            try zip(names, databases).map { name, db in
+                var hash = SHA256()
+                var rows = 0
+                let cursor = try txn.cursor(db)
+                var entry = try cursor.first()
+                while let e = entry {
+                    for bytes in [e.key, e.value] {
+                        withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { hash.update(bufferPointer: $0) }
+                        hash.update(bufferPointer: bytes)
+                    }
+                    rows += 1
+                    entry = try cursor.next()
+                }
+                return (name, rows, hash.finalize().map { String(format: "%02x", $0) }.joined())
+            }
         }
     }
 }
@@ -303,7 +356,9 @@ private final class Verifier {
             return try check()
         } catch let error as LMDBError {
             switch error {
-            case .badTransaction, .invalidArgument, .readersFull, .mapResized, .outOfMemory: throw error
+            // The transaction began, so what fails while reading is the data (LMDB also fails every call after
+            // one that met a damaged page, some of which it does not report, with MDB_BAD_TXN) or the machine.
+            case .readersFull, .mapResized, .outOfMemory, .ioError: throw error
             default: return damaged(seq, "LMDB cannot read \(stage) past this point: \(error)")
             }
         }
