@@ -74,12 +74,19 @@ extension Ledger {
     /// Damage that makes LMDB read outside the data file can crash the process; to check a file that may be
     /// damaged, run ``verify(path:progress:)`` in a child process, as `permission-ledger verify` does.
     ///
-    /// - Parameter progress: called with the stage and `seq` the check is at (see ``VerificationProgress``).
     /// - Returns: the report; damage found is in it, not thrown.
     /// - Throws: ``LedgerError`` when the ledger cannot be read at all: `.damaged` when the damage is found
     ///   before the log could be read (the meta pages, say), `.notALedger` when its meta table says it was
     ///   written by another version of PermissionLedger and its tables bear that out.
-    public func verify(progress: VerificationProgress? = nil) throws -> VerificationReport {
+    public func verify() throws -> VerificationReport {
+        try verify(progress: nil)
+    }
+
+    /// ``verify()``, calling `progress` with the stage and `seq` the check is at (see ``VerificationProgress``).
+    ///
+    /// - Returns: the report; damage found is in it, not thrown.
+    /// - Throws: ``LedgerError``, as ``verify()`` does.
+    public func verify(progress: VerificationProgress?) throws -> VerificationReport {
         try Self.checkMetaPages(path: path)
         do {
             return try Self.verify(environment: environment, tables: tables, path: path, progress: progress)
