@@ -352,9 +352,12 @@ private final class Verifier {
         progress?(stage, seq)
     }
 
+    /// The events read from the log so far.
+    private var eventsRead: UInt64 = 0
+
     private func damaged(_ seq: UInt64, _ why: String) -> VerificationReport {
         // The log's last key tells how many events it holds, even when an event before it is damaged.
-        let events = (try? txn.cursor(tables.events).last()).flatMap { $0 }.map { Keys.decodeSeq($0.key) } ?? 0
+        let events = (try? txn.cursor(tables.events).last()).flatMap { $0 }.map { Keys.decodeSeq($0.key) } ?? eventsRead
         return VerificationReport(events: events, head: previous, damagedSeq: max(seq, 1), problem: why, stage: stage)
     }
 
@@ -366,6 +369,7 @@ private final class Verifier {
             // The transaction began, so what fails while reading is the data (LMDB also fails every call after
             // one that met a damaged page, some of which it does not report, with MDB_BAD_TXN) or the machine.
             case .readersFull, .mapResized, .outOfMemory, .ioError: throw error
+            case .badTransaction: return damaged(seq, "LMDB met a damaged page in \(stage) and reads no further")
             default: return damaged(seq, "LMDB cannot read \(stage) past this point: \(error)")
             }
         }
@@ -441,6 +445,7 @@ private final class Verifier {
             previous = hash
             expectedSeq += 1
             count += 1
+            eventsRead = UInt64(count)
             at(.log, expectedSeq)
             entry = try cursor.next()
         }

@@ -208,10 +208,11 @@ enum CheckingProcess {
             if let page { posix_spawn_file_actions_adddup2(&actions, page.descriptor, 3) }
             posix_spawnattr_init(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
-            // The child starts with default dispositions and nothing blocked, whatever this process changed.
+            // The child dies of a fault whatever this process did with those signals, and has nothing blocked.
+            // Termination signals this process ignores (a background job's SIGINT, nohup's SIGHUP) stay ignored.
             var defaults = sigset_t()
             sigemptyset(&defaults)
-            for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGABRT] { sigaddset(&defaults, signal) }
+            for signal in [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGTRAP, SIGFPE, SIGSYS, SIGPIPE] { sigaddset(&defaults, signal) }
             posix_spawnattr_setsigdefault(&attributes, &defaults)
             var empty = sigset_t()
             sigemptyset(&empty)
@@ -386,29 +387,38 @@ extension CheckingProcess.Outcome {
     fileprivate func unlessNeverStarted(_ neverStarted: Bool) -> Self? { neverStarted ? nil : self }
 }
 
-/// Forwards SIGINT, SIGTERM and SIGHUP to the child while it runs, and remembers the last one.
+/// Forwards SIGINT, SIGTERM and SIGHUP to the child while it runs (those this process does not ignore), and
+/// remembers the last one.
 private enum SignalForwarding {
     static let forwarded = [SIGINT, SIGTERM, SIGHUP]
 
     static func start(child: pid_t) {
         forwardingTarget = child
         receivedSignal = 0
-        for signal in forwarded {
-            _ = Foundation.signal(signal) { signal in
+        previousHandlers = forwarded.map { signal in
+            let previous = Foundation.signal(signal) { signal in
                 if forwardingTarget > 0 { kill(forwardingTarget, signal) }
                 receivedSignal = signal
             }
+            if isIgnore(previous) { _ = Foundation.signal(signal, previous) }
+            return previous
         }
     }
 
-    /// Restores the default dispositions; returns the signal received, if any.
+    /// Restores the dispositions; returns the signal received, if any.
     static func stop() -> Int32? {
-        for signal in forwarded { _ = Foundation.signal(signal, SIG_DFL) }
+        for (signal, previous) in zip(forwarded, previousHandlers) { _ = Foundation.signal(signal, previous) }
         forwardingTarget = 0
         return receivedSignal == 0 ? nil : receivedSignal
+    }
+
+    private static func isIgnore(_ handler: sighandler_t?) -> Bool {
+        guard let handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 }
 
 // Read by the signal handler: plain words of memory, set before the handler is installed.
 nonisolated(unsafe) private var forwardingTarget: pid_t = 0
 nonisolated(unsafe) private var receivedSignal: Int32 = 0
+nonisolated(unsafe) private var previousHandlers: [sighandler_t?] = []
