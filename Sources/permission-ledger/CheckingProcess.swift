@@ -412,7 +412,7 @@ private enum SignalForwarding {
         return receivedSignal == 0 ? nil : receivedSignal
     }
 
-    private static func isIgnore(_ handler: sighandler_t?) -> Bool {
+    private static func isIgnore(_ handler: SignalHandler?) -> Bool {
         guard let handler else { return false }
         return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
@@ -421,4 +421,10 @@ private enum SignalForwarding {
 // Read by the signal handler: plain words of memory, set before the handler is installed.
 nonisolated(unsafe) private var forwardingTarget: pid_t = 0
 nonisolated(unsafe) private var receivedSignal: Int32 = 0
-nonisolated(unsafe) private var previousHandlers: [sighandler_t?] = []
+nonisolated(unsafe) private var previousHandlers: [SignalHandler?] = []
+
+#if canImport(Glibc)
+private typealias SignalHandler = sighandler_t
+#else
+private typealias SignalHandler = sig_t
+#endif
