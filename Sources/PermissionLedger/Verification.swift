@@ -158,6 +158,13 @@ extension Ledger {
             throw LedgerError(.notALedger, "\(path): not a ledger (its LMDB environment has no ledger tables)")
         }
         guard missing.isEmpty else {
+            // Derived tables added by a later version are missing from an older ledger: that is no damage.
+            if !missing.contains("meta"), !missing.contains("events"),
+                let meta = try? environment.openDatabase("meta", create: false),
+                let version = try? environment.read({ try $0.get(meta, key: Array("projections".utf8)).map(Array.init) }),
+                version.count == 1, (1..<projectionsVersion).contains(version[0]) {
+                throw olderIndexes(path: path)
+            }
             throw LedgerError(.damaged, "the data file lacks the ledger's \(missing.joined(separator: ", ")) table\(missing.count == 1 ? "" : "s")", seq: 1)
         }
         do {
@@ -188,6 +195,14 @@ extension Ledger {
             if problem == nil { return }
         }
         throw LedgerError(.damaged, "the data file's meta pages are damaged: \(problem!)", seq: 1)
+    }
+
+    /// A ledger whose derived tables an older PermissionLedger made, as `Ledger.init` says it.
+    static func olderIndexes(path: String) -> LedgerError {
+        LedgerError(.notALedger, """
+            \(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with \
+            'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)
+            """)
     }
 
     /// Whether the commit LMDB would show holds fewer events than the other meta page's: the log only grows,
@@ -542,10 +557,13 @@ private final class Verifier {
         if let format, format > Ledger.formatVersion, inLog {
             throw LedgerError(.notALedger, "\(path): storage format \(format) is newer than this build reads (\(Ledger.formatVersion)); upgrade PermissionLedger")
         }
-        if format == Ledger.formatVersion, let projections, projections != Ledger.projectionsVersion, inTables {
-            throw LedgerError(.notALedger, projections < Ledger.projectionsVersion
-                ? "\(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with 'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)"
-                : "\(path): the ledger's indexes were made by a newer PermissionLedger (version \(projections)); this build cannot check them")
+        // An older ledger's tables may happen to be what this build would make (none of its rows changed
+        // between the versions): it is taken for an older ledger, as a projections version of 1 to 3 says.
+        if format == Ledger.formatVersion, let projections, projections != Ledger.projectionsVersion,
+            inTables || (report.isIntact && (1..<Ledger.projectionsVersion).contains(projections)) {
+            throw projections < Ledger.projectionsVersion
+                ? Ledger.olderIndexes(path: path)
+                : LedgerError(.notALedger, "\(path): the ledger's indexes were made by a newer PermissionLedger (version \(projections)); this build cannot check them")
         }
         guard report.isIntact else { return report }
         let shown = rows.map { "\($0.key)=\($0.value.map(String.init).joined(separator: ","))" }.joined(separator: " ")

@@ -116,6 +116,30 @@ struct DamageDetectionTests {
         }
     }
 
+    @Test("a changed version in the meta table is damage when the tables bear this build out; an older one asks for a rebuild")
+    func damagedMetaTable() throws {
+        try withSandbox { sandbox in
+            let ledger = try makeLedger(sandbox, chunks: 1)
+            let file = try DataFile(ledger: ledger)
+            let format = try #require(file.node(ofTable: "meta", key: Array("format".utf8)))
+            let projections = try #require(file.node(ofTable: "meta", key: Array("projections".utf8)))
+            for (node, value, status, start) in [
+                (format, 2, 4, "seq 1: the meta table holds format=2 projections=4"),
+                (projections, 0, 4, "seq 1: the meta table holds format=1 projections=0"),
+                (projections, 12, 4, "seq 1: the meta table holds format=1 projections=12"),
+                // A version this build knows as older: an older ledger whose rows happen to be this build's.
+                (projections, 3, 3, "\(sandbox.path("meta-3")): the ledger's indexes were made by an older PermissionLedger"),
+            ] {
+                var damaged = file
+                damaged.bytes[node.dataOffset] = UInt8(value)
+                let copy = try damaged.write(to: sandbox.path("meta-\(value)"))
+                let result = try verify(sandbox, copy, format: "table")
+                #expect(result.status == Int32(status) && !result.crashed, "\(result)")
+                #expect(result.errorLines.first?.hasPrefix(start) == true, "\(result)")
+            }
+        }
+    }
+
     @Test("the check's process dying of a signal: exit 4 naming the seq it was checking and the signal")
     func checkingProcessDiesOfSignal() throws {
         try withSandbox { sandbox in
