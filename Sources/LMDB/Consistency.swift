@@ -47,16 +47,21 @@ extension ReadTransaction {
 
     /// The names of the environment's named databases: the keys of LMDB's main database, in order.
     ///
-    /// The corresponding LMDB function is `mdb_cursor_get` on the main database (`MAIN_DBI`).
+    /// - Throws: ``LMDBError/corrupted`` when there are not as many as LMDB records for the main database (a
+    ///   damaged page), or what LMDB throws reading it.
+    ///
+    /// The corresponding LMDB functions are `mdb_cursor_get` and `mdb_stat` on the main database (`MAIN_DBI`).
     public func databaseNames() throws(LMDBError) -> [String] {
         // The main database is LMDB's database 1 (MAIN_DBI, which lmdb.h does not name).
-        let cursor = try self.cursor(Database(handle: 1))
+        let main = Database(handle: 1)
+        let cursor = try self.cursor(main)
         var names: [String] = []
         var entry = try cursor.first()
         while let e = entry {
             names.append(String(decoding: e.key, as: UTF8.self))
             entry = try cursor.next()
         }
+        guard try statistics(main).entries == names.count else { throw .corrupted }
         return names
     }
 

@@ -155,6 +155,12 @@ extension Ledger {
             }
         }
         guard missing.count < Tables.names.count else {
+            // Unless the list of tables itself is damaged.
+            do {
+                _ = try environment.read { try $0.databaseNames() }
+            } catch {
+                throw LedgerError(.damaged, "LMDB's list of the tables is damaged (\(error)): none of the ledger's tables can be found", seq: 1)
+            }
             throw LedgerError(.notALedger, "\(path): not a ledger (its LMDB environment has no ledger tables)")
         }
         guard missing.isEmpty else {

@@ -223,7 +223,9 @@ struct DamageDetectionTests {
                 \(categories.map { "\($0.key) (\($0.value.count) pages)" }.joined(separator: ", ")); \
                 what a reader sees changed in \(changed.count): verify exit 4 in \(count(changed, 4)), exit 0 in \(count(changed, 0)); \
                 unchanged in \(all.count - changed.count): exit 4 in \(count(all, 4) - count(changed, 4)), exit 0 in \(count(all, 0) - count(changed, 0)); \
-                signal in \(all.count { $0.verify?.crashed == true }), hung in \(all.count { $0.verify?.timedOut == true })
+                the check's process died of a signal in \(all.count { $0.verify?.err.contains("the check's process died of") == true }) \
+                (reported as damage); verify died of a signal in \(all.count { $0.verify?.crashed == true }), \
+                hung in \(all.count { $0.verify?.timedOut == true })
                 """)
         }
     }
