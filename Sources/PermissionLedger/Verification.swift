@@ -398,6 +398,12 @@ private final class Verifier {
 
     private func check() throws -> VerificationReport {
         at(.dataFile, 1)
+        do {
+            _ = try txn.databaseNames()
+        } catch {
+            guard error == .corrupted else { throw error }
+            return damaged(1, "LMDB's list of the tables does not hold as many as LMDB's record of it counts")
+        }
         for (name, db) in [("meta", tables.meta), ("events", tables.events)] + tables.derived {
             let flags = try txn.flags(db)
             guard flags.isEmpty else {
