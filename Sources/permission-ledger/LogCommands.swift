@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PermissionLedger
+@_spi(Testing) import PermissionLedger
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -82,7 +82,13 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check the hash chain, every stored event and every projection against a rebuild.",
         discussion: """
-        Prints "ok: N events, head HASH" and exits 0, or names the first damaged seq and exits 4.
+        Prints "ok: N events, head HASH" and exits 0, or names the first damaged seq and exits 4. \
+        Also checked: the data file's meta pages (a damaged one can make LMDB show an older commit), \
+        that every row is found again by a lookup, and LMDB's free list. The check runs in a child \
+        process, so that a data file damaged where LMDB cannot read it safely is reported as damage \
+        (exit 4) instead of crashing the tool. A ledger that is missing, locked, or not a ledger at \
+        all exits 3; one whose data file LMDB finds corrupted, or that lacks some of the ledger's \
+        tables, is damaged (exit 4).
 
         Example:
           permission-ledger verify --ledger family.ledger
@@ -90,32 +96,55 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var ledger: LedgerOption
     @OptionGroup var format: FormatOption
+    /// Set on the child process that does the check (see CheckingProcess).
+    @Flag(name: .customLong(CheckingProcess.option), help: .private)
+    var checkingProcess = false
+    /// For the tests of damage detection: print each LMDB database's rows and digest instead (see
+    /// `Ledger.tableDigests`), to tell whether damage changed what a reader sees.
+    @Flag(name: .customLong("table-digests"), help: .private)
+    var tableDigests = false
 
     func run() throws {
-        let opened = try ledger.openForReading()
-        let report: VerificationReport
-        do {
-            report = try opened.verify()
-        } catch let error as LedgerError where error.kind == .damaged {
-            if format.resolved == .json {
-                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(error.seq.map(String.init) ?? "null"),"problem":\#(jsonString(error.message))}"#)
+        if tableDigests {
+            do {
+                for table in try Ledger.tableDigests(path: ledger.path) { writeOut("\(table.table) \(table.rows) \(table.digest)") }
+                return
+            } catch {
+                throw ToolFailure(.unreadable, "\(ledger.path): \(error)")
             }
-            throw ToolFailure(.damaged, error.description)
-        } catch {
+        }
+        if checkingProcess { CheckingProcess.runChild(path: ledger.path) }
+        switch CheckingProcess.check(path: ledger.path) ?? checkInProcess() {
+        case .report(let events, let head, let damagedSeq, let problem):
+            switch format.resolved {
+            case .json:
+                if let problem {
+                    writeOut(#"{"ok":false,"events":\#(events),"damagedSeq":\#(damagedSeq ?? 1),"problem":\#(jsonString(problem))}"#)
+                } else {
+                    writeOut(#"{"ok":true,"events":\#(events),"head":"\#(head)"}"#)
+                }
+            case .table, .csv:
+                if problem == nil { writeOut("ok: \(events) events, head \(head)") }
+            }
+            if let problem {
+                throw ToolFailure(.damaged, "seq \(damagedSeq ?? 1): \(problem)")
+            }
+        case .failure(let kind, let message, let seq):
+            let error = LedgerError(kind, message, seq: seq)
+            if kind == .damaged, format.resolved == .json {
+                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(seq.map(String.init) ?? "null"),"problem":\#(jsonString(message))}"#)
+            }
             throw ToolFailure(error)
         }
-        switch format.resolved {
-        case .json:
-            if report.isIntact {
-                writeOut(#"{"ok":true,"events":\#(report.events),"head":"\#(report.head)"}"#)
-            } else {
-                writeOut(#"{"ok":false,"events":\#(report.events),"damagedSeq":\#(report.damagedSeq ?? 0),"problem":\#(jsonString(report.problem ?? ""))}"#)
-            }
-        case .table, .csv:
-            if report.isIntact { writeOut("ok: \(report.events) events, head \(report.head)") }
-        }
-        if let problem = report.problem {
-            throw ToolFailure(.damaged, "seq \(report.damagedSeq ?? 0): \(problem)")
+    }
+
+    /// The check without a child process, for when none could be started.
+    private func checkInProcess() -> CheckingProcess.Outcome {
+        do {
+            let report = try Ledger.verify(path: ledger.path)
+            return .report(events: report.events, head: "\(report.head)", damagedSeq: report.damagedSeq, problem: report.problem)
+        } catch {
+            return .failure(kind: error.kind, message: error.message, seq: error.seq)
         }
     }
 }

@@ -64,6 +64,8 @@ struct ToolRun: CustomStringConvertible {
     var crashed: Bool
     var stdout: Data
     var stderr: Data
+    /// Whether the run was killed for taking longer than its `killAfter`.
+    var timedOut = false
 
     var out: String { String(decoding: stdout, as: UTF8.self) }
     var err: String { String(decoding: stderr, as: UTF8.self) }
@@ -121,11 +123,13 @@ struct Sandbox {
 
     /// Runs the tool with no standard input (unless `stdin` names a file to read it from) and an environment
     /// without `PERMISSION_LEDGER` (unless `environment` sets it). A `launcher` (such as `prlimit` and its
-    /// options) runs the tool as its last argument.
+    /// options) runs the tool as its last argument. With `killAfter`, a run still going after that many
+    /// seconds is killed (with SIGKILL) and marked ``ToolRun/timedOut``: a safety net that turns a hang into
+    /// a failure, not a timing assertion.
     @discardableResult
     func run(
         _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:],
-        launcher: [String] = []
+        launcher: [String] = [], killAfter timeout: TimeInterval? = nil
     ) throws -> ToolRun {
         let executable: URL = try #require(Tool.executable, "permission-ledger was not built: run swift build --build-tests")
         let process = Process()
@@ -161,11 +165,22 @@ struct Sandbox {
         process.standardError = errHandle
         process.standardInput = inHandle
         try process.run()
+        let finished = Flag()
+        let killed = Flag()
+        if let timeout {
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                guard !finished.isSet else { return }
+                killed.set()
+                kill(pid, SIGKILL)
+            }
+        }
         process.waitUntilExit()
+        finished.set()
         return ToolRun(
             arguments: arguments, status: process.terminationStatus,
-            crashed: process.terminationReason == .uncaughtSignal,
-            stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL))
+            crashed: process.terminationReason == .uncaughtSignal && !killed.isSet,
+            stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL), timedOut: killed.isSet)
     }
 
     /// Imports the files into a ledger (by default ``ledger``), requiring success, and returns its path.
