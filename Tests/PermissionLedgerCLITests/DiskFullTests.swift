@@ -76,7 +76,7 @@ struct DiskFullTests {
                 let head = try ledger.head()
                 // Fill the rest of the file system.
                 let filler = mount + "/filler"
-                FileManager.default.createFile(atPath: filler, contents: nil)
+                _ = FileManager.default.createFile(atPath: filler, contents: nil)
                 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
                 let chunk = Data(count: 64 << 10)
                 while (try? handle.write(contentsOf: chunk)) != nil {}
