@@ -70,9 +70,10 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         }
         if error == .quotaExceeded { return "the disk quota is used up; \(intact)" }
         var stats = statvfs()
-        if error == .noSpace || (statvfs(path, &stats) == 0 && Int(stats.f_bavail) * Int(stats.f_frsize) < 4 << 20) {
-            let free = statvfs(path, &stats) == 0 ? " (\(Int(stats.f_bavail) * Int(stats.f_frsize) / 1024) KiB free)" : ""
-            return "no space left on the device\(free); \(intact)"
+        let free = statvfs(path, &stats) == 0 ? Int(stats.f_bavail) * Int(stats.f_frsize) : nil
+        if error == .noSpace || free.map({ $0 < 4 << 20 }) == true {
+            let shown = free.map { " (\($0 / 1024) KiB free)" } ?? ""
+            return "no space left on the device\(shown); \(intact)"
         }
         return "an input/output error (\(error)): the disk failed a read or a write; run `permission-ledger verify`"
     }
