@@ -10,28 +10,7 @@ struct ReliabilityTests {
     }
 
     func run(_ arguments: [String], in sandbox: Sandbox) throws -> ToolRun {
-        let executable = try #require(Self.executable, "ledger-reliability was not built: run swift build --build-tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = sandbox.path("reliability.out")
-        let err = sandbox.path("reliability.err")
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        defer {
-            try? outHandle.close()
-            try? errHandle.close()
-        }
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        try process.run()
-        process.waitUntilExit()
-        return ToolRun(
-            arguments: arguments, status: process.terminationStatus,
-            crashed: process.terminationReason == .uncaughtSignal,
-            stdout: try Data(contentsOf: URL(fileURLWithPath: out)), stderr: try Data(contentsOf: URL(fileURLWithPath: err)))
+        try sandbox.run(arguments, program: Self.executable)
     }
 
     @Test("a writer killed with SIGKILL 12 times loses nothing acknowledged and damages nothing")

@@ -125,13 +125,13 @@ struct Sandbox {
     /// without `PERMISSION_LEDGER` (unless `environment` sets it). A `launcher` (such as `prlimit` and its
     /// options) runs the tool as its last argument. With `killAfter`, a run still going after that many
     /// seconds is killed (with SIGKILL) and marked ``ToolRun/timedOut``: a safety net that turns a hang into
-    /// a failure, not a timing assertion.
+    /// a failure, not a timing assertion. `program` runs another executable of the package instead of the tool.
     @discardableResult
     func run(
         _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:],
-        launcher: [String] = [], killAfter timeout: TimeInterval? = nil
+        launcher: [String] = [], killAfter timeout: TimeInterval? = nil, program: URL? = nil
     ) throws -> ToolRun {
-        let executable: URL = try #require(Tool.executable, "permission-ledger was not built: run swift build --build-tests")
+        let executable: URL = try #require(program ?? Tool.executable, "permission-ledger was not built: run swift build --build-tests")
         let process = Process()
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
