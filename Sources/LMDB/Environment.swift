@@ -433,6 +433,46 @@ public final class Environment: @unchecked Sendable {
         #endif
     }
 
+    /// Releases the map's pages, as ``releaseMappedPages()`` does, when the file-backed memory resident in this
+    /// process (``residentFileBackedBytes``) is above `limit` bytes; returns whether it released them.
+    ///
+    /// A long transaction that reads a large database at random calls it often (it costs one read of a small
+    /// file in `/proc`), so that what it read stays near `limit` however long it runs. Calling
+    /// ``releaseMappedPages()`` every so many reads instead cannot bound it: the kernel maps a whole folio of
+    /// the file's cache (up to hundreds of KiB, as large as the writes that made it) on each first read of a
+    /// page, so how much a read brings in varies with how the file was written.
+    ///
+    /// Releases nothing, and returns `false`, where the resident size is not known (anywhere but Linux).
+    @discardableResult
+    public func releaseMappedPages(whenResidentAbove limit: Int) -> Bool {
+        guard let resident = Self.residentFileBackedBytes, resident > limit else { return false }
+        releaseMappedPages()
+        return true
+    }
+
+    /// The bytes of this process's resident memory that map files (the mapped pages of every environment and of
+    /// the program and its libraries), or `nil` where it is not known (anywhere but Linux).
+    ///
+    /// Pages of a memory map count as resident from the first read until they are released
+    /// (``releaseMappedPages()``) or the kernel reclaims them, although they are the file system's cache and not
+    /// memory of the process's own. Read from the `shared` field of `/proc/self/statm`.
+    public static var residentFileBackedBytes: Int? {
+        #if os(Linux)
+        let descriptor = Glibc.open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // size resident shared text lib data dt, in pages
+        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+        guard fields.count >= 3, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return nil
+        #endif
+    }
+
     /// The largest key size, in bytes, that can be written.
     ///
     /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.

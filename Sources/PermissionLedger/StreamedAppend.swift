@@ -21,9 +21,13 @@ extension Ledger {
 
     /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`).
     static let streamCacheLimit = 16_384
-    /// How many events a streamed append applies between releases of the map pages it read (see
-    /// `Environment.releaseMappedPages()`): without them, its resident memory would grow with the ledger.
-    static let streamReleaseInterval = 65_536
+    /// How many events a streamed append applies between looks at how much of the map it holds resident.
+    static let streamResidencyCheckInterval = 256
+    /// The most bytes of file-backed memory (mostly the pages of the map that the rules and indexes read) a
+    /// streamed append lets stay resident before it releases them (see
+    /// `Environment.releaseMappedPages(whenResidentAbove:)`): without that, its resident memory would grow with
+    /// the ledger, since each event reads a dozen B-trees at random keys.
+    static let streamResidentMapLimit = 192 << 20
 
     /// Appends the events a stream gives, all or nothing in one write transaction, pulling them one at a
     /// time: memory stays bounded however many events there are (no event is kept once applied, and the
@@ -101,7 +105,9 @@ extension Ledger {
                 summary.head = try GroupCommitter.apply(
                     {
                         pulled += 1
-                        if pulled.isMultiple(of: Self.streamReleaseInterval) { environment.releaseMappedPages() }
+                        if pulled.isMultiple(of: Self.streamResidencyCheckInterval) {
+                            environment.releaseMappedPages(whenResidentAbove: Self.streamResidentMapLimit)
+                        }
                         do {
                             return try next()
                         } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 import Testing
 
@@ -58,6 +59,36 @@ import Testing
             }
             #expect(try env.statistics(db).entries == 20_001)
         }
+    }
+
+    /// A release empties the process's resident share of the map, and only when asked to above a limit it
+    /// exceeds. Measured per mapping (in `/proc/self/smaps`), so that tests running alongside cannot sway it.
+    @Test func releaseLetsTheMapLeaveTheResidentSet() throws {
+        #if os(Linux)
+        try withEnvironment(.init(mapSize: 256 << 20, durable: false)) { env, db throws in
+            try env.write { txn throws in
+                for n in 0..<Self.count { try txn.put(db, key: key(n), value: Self.value) }
+            }
+            let dataFile = env.path + "/data.mdb"
+            try env.read { txn throws in
+                env.releaseMappedPages()
+                let released = try residentKiB(ofMapping: dataFile)
+                let cursor = try txn.cursor(db)
+                var entry = try cursor.first()
+                var seen = 0
+                while entry != nil { seen += 1; entry = try cursor.next() }
+                #expect(seen == Self.count)
+                let read = try residentKiB(ofMapping: dataFile)
+                #expect(read >= released + 8 * 1024, "reading every page (some 20 MB) made the map resident")
+                #expect(Environment.residentFileBackedBytes.map { $0 >= read * 1024 } == true)
+                #expect(!env.releaseMappedPages(whenResidentAbove: .max), "below the limit: nothing released")
+                #expect(try residentKiB(ofMapping: dataFile) >= read)
+                #expect(env.releaseMappedPages(whenResidentAbove: 0))
+                #expect(try residentKiB(ofMapping: dataFile) <= read - 8 * 1024)
+                #expect(try txn.get(db, key: key(Self.count - 1)).map(Array.init) == Self.value, "released pages read back")
+            }
+        }
+        #endif
     }
 
     @Test func manySmallWritesGrowTheMap() throws {
@@ -130,4 +161,23 @@ import Testing
             #expect(env.mapSize > 1 << 20)
         }
     }
+}
+
+/// The resident KiB of this process's mappings of the file at `path` (read from `/proc/self/smaps`).
+func residentKiB(ofMapping path: String) throws -> Int {
+    // Read to the end in a loop: the file reports no size, and one read gives only part of it.
+    guard let file = FileHandle(forReadingAtPath: "/proc/self/smaps") else { throw CocoaError(.fileReadNoPermission) }
+    defer { try? file.close() }
+    let smaps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+    var total = 0
+    var inMapping = false
+    for line in smaps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if let first = fields.first, first.contains("-"), first.last != ":" {
+            inMapping = fields.last.map(String.init) == path
+        } else if inMapping, fields.first == "Rss:", fields.count >= 2, let kib = Int(fields[1]) {
+            total += kib
+        }
+    }
+    return total
 }

@@ -118,3 +118,32 @@ extension EventGenerator {
         }
     }
 }
+
+/// `ledger-benchmark workload`: writes `--events` events of the workload (seed `--seed`, `--subjects` children)
+/// as JSON Lines to standard output, the stream the suite feeds `permission-ledger import`.
+func writeWorkload(_ arguments: [String]) throws {
+    var count = 1_000_000
+    var seed: UInt64 = 7_000 + 10_000_000
+    var subjects = 1000
+    var arguments = arguments.makeIterator()
+    while let argument = arguments.next() {
+        switch argument {
+        case "--events": count = Int(arguments.next() ?? "") ?? count
+        case "--seed": seed = UInt64(arguments.next() ?? "") ?? seed
+        case "--subjects": subjects = Int(arguments.next() ?? "") ?? subjects
+        default:
+            print("usage: ledger-benchmark workload [--events N] [--seed N] [--subjects N]   (the suite's import uses seed 7000 + N)")
+            exit(argument == "--help" ? 0 : 2)
+        }
+    }
+    var generator = EventGenerator(seed: seed, subjects: subjects)
+    generator.generate(count) { batch in
+        var text = ""
+        text.reserveCapacity(batch.count * 400)
+        for event in batch {
+            text += EventJSON.encode(event)
+            text += "\n"
+        }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

@@ -5,6 +5,8 @@
 //   ledger-benchmark append [options]    the ledger alone: batched durable append and in-memory replay
 //   ledger-benchmark latency [options]   as-of query latency on a small and a large ledger
 //   ledger-benchmark group-commit [...]  concurrent durable single appends, with and without group commit
+//   ledger-benchmark workload [options]  writes the suite's seeded workload as JSON Lines to standard output
+//                                        (to study an import on its own, e.g. under `/usr/bin/time -v`)
 //
 // Build and run with `bash Tools/benchmark.sh` from the repository's root (a release build).
 import Foundation
@@ -17,7 +19,8 @@ case "suite": try await runSuite(arguments)
 case "append": try runAppendBenchmark(arguments)
 case "latency": try runLatencyBenchmark(arguments)
 case "group-commit": try await runGroupCommitBenchmark(arguments)
+case "workload": try writeWorkload(arguments)
 default:
-    print("usage: ledger-benchmark [suite | append | latency | group-commit] [options]; --help after a mode lists its options")
+    print("usage: ledger-benchmark [suite | append | latency | group-commit | workload] [options]; --help after a mode lists its options")
     exit(2)
 }
