@@ -433,23 +433,6 @@ public final class Environment: @unchecked Sendable {
         #endif
     }
 
-    /// Releases the map's pages, as ``releaseMappedPages()`` does, when the file-backed memory resident in this
-    /// process (``residentFileBackedBytes``) is above `limit` bytes; returns whether it released them.
-    ///
-    /// A long transaction that reads a large database at random calls it often (it costs one read of a small
-    /// file in `/proc`), so that what it read stays near `limit` however long it runs. Calling
-    /// ``releaseMappedPages()`` every so many reads instead cannot bound it: the kernel maps a whole folio of
-    /// the file's cache (up to hundreds of KiB, as large as the writes that made it) on each first read of a
-    /// page, so how much a read brings in varies with how the file was written.
-    ///
-    /// Releases nothing, and returns `false`, where the resident size is not known (anywhere but Linux).
-    @discardableResult
-    public func releaseMappedPages(whenResidentAbove limit: Int) -> Bool {
-        guard let resident = Self.residentFileBackedBytes, resident > limit else { return false }
-        releaseMappedPages()
-        return true
-    }
-
     /// The bytes of this process's resident memory that map files (the mapped pages of every environment and of
     /// the program and its libraries), or `nil` where it is not known (anywhere but Linux).
     ///
@@ -505,6 +488,48 @@ public final class Environment: @unchecked Sendable {
         guard lockDepth == 0 else { throw .badTransaction }
         try withMapLock { () throws(LMDBError) in
             try LMDBError.check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0))
+        }
+    }
+}
+
+extension Environment {
+    /// Keeps what a long run of reads through the memory map (a write transaction over millions of events, say)
+    /// holds resident in this process near a budget, however large the environment.
+    ///
+    /// Each call to ``releaseIfOverBudget()`` costs one read of a small file in `/proc`; call it every few hundred
+    /// reads. It releases the map's pages (``Environment/releaseMappedPages()``) once the process's file-backed
+    /// resident memory (``Environment/residentFileBackedBytes``) has grown by more than the budget since the last
+    /// release. Releasing every so many reads instead cannot bound it: on a first read of a page the kernel may
+    /// map a whole folio of the file's cache (up to hundreds of KiB, as large as the writes that made it), so how
+    /// much one read brings in depends on how the file was written.
+    ///
+    /// Growth is measured for the whole process, so pages that other mappings bring in count too: they can make
+    /// the releases more frequent, never less.
+    public struct ResidencyBudget {
+        /// The environment whose map is released.
+        public let environment: Environment
+        /// How many bytes of file-backed memory may become resident between releases.
+        public let bytes: Int
+        /// The process's file-backed resident bytes right after the last release; `nil` where not known.
+        private var baseline: Int?
+
+        /// Releases the map's pages now, and measures from there.
+        public init(_ environment: Environment, bytes: Int) {
+            self.environment = environment
+            self.bytes = bytes
+            environment.releaseMappedPages()
+            baseline = Environment.residentFileBackedBytes
+        }
+
+        /// Releases the map's pages when the process's file-backed resident memory has grown by more than
+        /// ``bytes`` since the last release; returns whether it released them. Does nothing, and returns
+        /// `false`, where the resident size is not known (anywhere but Linux).
+        @discardableResult
+        public mutating func releaseIfOverBudget() -> Bool {
+            guard let baseline, let resident = Environment.residentFileBackedBytes, resident - baseline > bytes else { return false }
+            environment.releaseMappedPages()
+            self.baseline = Environment.residentFileBackedBytes ?? baseline
+            return true
         }
     }
 }

@@ -23,11 +23,10 @@ extension Ledger {
     static let streamCacheLimit = 16_384
     /// How many events a streamed append applies between looks at how much of the map it holds resident.
     static let streamResidencyCheckInterval = 256
-    /// The most bytes of file-backed memory (mostly the pages of the map that the rules and indexes read) a
-    /// streamed append lets stay resident before it releases them (see
-    /// `Environment.releaseMappedPages(whenResidentAbove:)`): without that, its resident memory would grow with
-    /// the ledger, since each event reads a dozen B-trees at random keys.
-    static let streamResidentMapLimit = 192 << 20
+    /// How many bytes of the map (the pages that the rules and indexes read) a streamed append lets become
+    /// resident before it releases them (see `Environment.ResidencyBudget`): without that, its resident memory
+    /// would grow with the ledger, since each event reads a dozen B-trees at random keys.
+    static let streamResidencyBudget = 192 << 20
 
     /// Appends the events a stream gives, all or nothing in one write transaction, pulling them one at a
     /// time: memory stays bounded however many events there are (no event is kept once applied, and the
@@ -102,11 +101,12 @@ extension Ledger {
                 guard runs == 1 else { throw Restarted() }
                 var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
                 var pulled = 0
+                var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)
                 summary.head = try GroupCommitter.apply(
                     {
                         pulled += 1
                         if pulled.isMultiple(of: Self.streamResidencyCheckInterval) {
-                            environment.releaseMappedPages(whenResidentAbove: Self.streamResidentMapLimit)
+                            residency.releaseIfOverBudget()
                         }
                         do {
                             return try next()

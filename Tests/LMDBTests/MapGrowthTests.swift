@@ -61,9 +61,10 @@ import Testing
         }
     }
 
-    /// A release empties the process's resident share of the map, and only when asked to above a limit it
-    /// exceeds. Measured per mapping (in `/proc/self/smaps`), so that tests running alongside cannot sway it.
-    @Test func releaseLetsTheMapLeaveTheResidentSet() throws {
+    /// A release empties the process's resident share of the map; a budget releases it only once reads have
+    /// brought in more than the budget. Measured per mapping (in `/proc/self/smaps`), so that tests running
+    /// alongside cannot sway it.
+    @Test func releaseAndBudgetLetTheMapLeaveTheResidentSet() throws {
         #if os(Linux)
         try withEnvironment(.init(mapSize: 256 << 20, durable: false)) { env, db throws in
             try env.write { txn throws in
@@ -71,7 +72,7 @@ import Testing
             }
             let dataFile = env.path + "/data.mdb"
             try env.read { txn throws in
-                env.releaseMappedPages()
+                var budget = Environment.ResidencyBudget(env, bytes: 64 << 20)
                 let released = try residentKiB(ofMapping: dataFile)
                 let cursor = try txn.cursor(db)
                 var entry = try cursor.first()
@@ -81,11 +82,22 @@ import Testing
                 let read = try residentKiB(ofMapping: dataFile)
                 #expect(read >= released + 8 * 1024, "reading every page (some 20 MB) made the map resident")
                 #expect(Environment.residentFileBackedBytes.map { $0 >= read * 1024 } == true)
-                #expect(!env.releaseMappedPages(whenResidentAbove: .max), "below the limit: nothing released")
+                let releasedUnderBudget = budget.releaseIfOverBudget()
+                #expect(!releasedUnderBudget, "some 20 MB read against a budget of 64 MiB: nothing released")
                 #expect(try residentKiB(ofMapping: dataFile) >= read)
-                #expect(env.releaseMappedPages(whenResidentAbove: 0))
+                var small = Environment.ResidencyBudget(env, bytes: 1 << 20)
+                #expect(try residentKiB(ofMapping: dataFile) <= read - 8 * 1024, "a new budget starts with a release")
+                let releasedAtOnce = small.releaseIfOverBudget()
+                #expect(!releasedAtOnce)
+                entry = try cursor.first()
+                while entry != nil { entry = try cursor.next() }
+                #expect(try residentKiB(ofMapping: dataFile) >= read - 1024)
+                let releasedOverBudget = small.releaseIfOverBudget()
+                #expect(releasedOverBudget, "some 20 MB read against a budget of 1 MiB")
                 #expect(try residentKiB(ofMapping: dataFile) <= read - 8 * 1024)
                 #expect(try txn.get(db, key: key(Self.count - 1)).map(Array.init) == Self.value, "released pages read back")
+                env.releaseMappedPages()
+                #expect(try residentKiB(ofMapping: dataFile) < 1024)
             }
         }
         #endif
