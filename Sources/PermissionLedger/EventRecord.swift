@@ -83,6 +83,35 @@ import PermissionModel
         return w.bytes
     }
 
+    /// The fields every record starts with: what a reader needs of an event it only names or places in time.
+    struct Header {
+        var type: EventType
+        var occurredAt: Timestamp
+        var recordedAt: Timestamp
+        /// The event's id; empty when decoded with `id: false`.
+        var id: String
+    }
+
+    /// Decodes a record's header and nothing after it (with `id: false`, not the id either): as-of points,
+    /// the head and event lists read no more of a record. The payload is left unchecked; ``decode(_:)``
+    /// reads and checks the whole record.
+    static func decodeHeader(_ bytes: UnsafeRawBufferPointer, id: Bool = true) throws(DecodingError) -> Header {
+        var r = RecordReader(bytes)
+        let v = try r.byte()
+        guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
+        let tag = try r.byte()
+        guard tag >= 1, Int(tag) <= Self.types.count else { throw DecodingError(reason: "unknown event type tag \(tag)") }
+        let occurredAt = Timestamp(microseconds: try r.signed())
+        let recordedAt = Timestamp(microseconds: try r.signed())
+        return Header(type: Self.types[Int(tag) - 1], occurredAt: occurredAt, recordedAt: recordedAt, id: id ? try r.text() : "")
+    }
+
+    /// The event types by their record tag (1 first).
+    private static let types: [EventType] = [
+        .questionAsked, .questionSendCanceled, .questionAskFailed, .questionAnswered, .questionExpired, .handlesObserved,
+        .permissionChanged,
+    ]
+
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
         var r = RecordReader(bytes)
         let v = try r.byte()

@@ -75,6 +75,12 @@ extension ReadTransaction {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
         return try decodeStoredEvent(value, seq: seq)
     }
+
+    /// The header of the stored event at `seq` (see `EventRecord.decodeHeader`).
+    func eventHeader(_ tables: Tables, seq: UInt64, id: Bool = true) throws -> EventRecord.Header? {
+        guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
+        return try decodeStoredHeader(value, id: id).header
+    }
 }
 
 extension Cursor {
@@ -90,6 +96,13 @@ extension Cursor {
         guard let entry, entry.key.count == entity.count + 8, entry.key.starts(with: entity) else { return nil }
         return (Keys.decodeSeq(entry.key), entry.value)
     }
+}
+
+/// The header of a stored event (see `EventRecord.decodeHeader`), with the chain hash stored before its record.
+func decodeStoredHeader(_ value: UnsafeRawBufferPointer, id: Bool = true) throws -> (header: EventRecord.Header, hash: ChainHash) {
+    guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
+    let header = try EventRecord.decodeHeader(UnsafeRawBufferPointer(rebasing: value[32...]), id: id)
+    return (header, ChainHash(unchecked: Array(value[0..<32])))
 }
 
 func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> PermissionEvent {

@@ -295,9 +295,8 @@ public final class Ledger: Sendable {
 
     static func head(_ txn: ReadTransaction, _ tables: Tables) throws -> LogHead {
         guard let last = try txn.cursor(tables.events).last() else { return .empty }
-        let seq = Keys.decodeSeq(last.key)
-        let event = try decodeStoredEvent(last.value, seq: seq)
-        return LogHead(seq: seq, hash: event.hash!, recordedAt: event.recordedAt)
+        let stored = try decodeStoredHeader(last.value, id: false)
+        return LogHead(seq: Keys.decodeSeq(last.key), hash: stored.hash, recordedAt: stored.header.recordedAt)
     }
 
     // MARK: Reading

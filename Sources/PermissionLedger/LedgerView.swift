@@ -29,7 +29,7 @@ public struct LedgerView {
             guard n <= head.seq else {
                 throw LedgerError(.notFound, "seq:\(n) is beyond the end of the log (the head is seq \(head.seq))")
             }
-            let time = n == 0 ? Timestamp.earliest : try txn.event(tables, seq: n)?.recordedAt
+            let time = n == 0 ? Timestamp.earliest : try txn.eventHeader(tables, seq: n, id: false)?.recordedAt
             guard let time else { throw LedgerError(.damaged, "event missing from the log", seq: n) }
             point = AsOfPoint(seq: n, time: time)
         case .time(let t):
@@ -55,8 +55,8 @@ public struct LedgerView {
         while let e = entry, e.key.starts(with: prefix) {
             let seq = Keys.decodeSeq(e.key)
             if seq > point.seq { break }
-            guard let event = try txn.event(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
-            status.events.append(EventSummary(seq: seq, type: event.type, id: event.id, occurredAt: event.occurredAt, recordedAt: event.recordedAt!))
+            guard let event = try txn.eventHeader(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
+            status.events.append(EventSummary(seq: seq, type: event.type, id: event.id, occurredAt: event.occurredAt, recordedAt: event.recordedAt))
             entry = try cursor.next()
         }
         return status

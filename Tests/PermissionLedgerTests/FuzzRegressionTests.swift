@@ -1,5 +1,5 @@
 import Foundation
-@_spi(StorageEngine) import PermissionLedger
+@testable @_spi(StorageEngine) import PermissionLedger
 import PermissionModel
 import Testing
 
@@ -286,6 +286,12 @@ import Testing
             return false
         }
         let recordedAt = try #require(event.recordedAt, sourceLocation: sourceLocation)
+        // What reads only a record's header (as-of points, the head, event lists) sees what the whole record says.
+        for withID in [true, false] {
+            let header = try record.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decodeHeader(bytes, id: withID) }
+            #expect(header.type == event.type && header.occurredAt == event.occurredAt, sourceLocation: sourceLocation)
+            #expect(header.recordedAt == recordedAt && header.id == (withID ? event.id : ""), sourceLocation: sourceLocation)
+        }
         let canonical = EventRecord.encode(event, recordedAt: recordedAt)
         let again = try canonical.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
         #expect(again == event, "\(record)", sourceLocation: sourceLocation)
