@@ -271,6 +271,11 @@ extension Ledger {
 
     static func rebuildProjections(environment: Environment, tables: Tables, path: String) throws(LedgerError) {
         do {
+            // The old derived tables' pages are freed only when the transaction commits, so the new ones take
+            // room of their own. A map that fills would be grown, and the whole rebuild run again from the first
+            // event (`Environment.write`); make the room first instead: as much again as the ledger uses, which
+            // holds the log and the old tables. The map is address space, not memory or disk.
+            try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
