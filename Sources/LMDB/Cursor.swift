@@ -80,8 +80,8 @@ public final class Cursor {
         try get(MDB_SET_RANGE, key: key)
     }
 
-    /// Stores `value` under `key` and moves the cursor to it, as ``WriteTransaction/put(_:key:value:flags:)``
-    /// does; only in a cursor of a write transaction.
+    /// Stores `value` under `key` and moves the cursor to it, as a ``WriteTransaction``'s `put` does; only in
+    /// a cursor of a write transaction.
     ///
     /// With ``PutFlags/append``, a cursor that is still at the end of its database after the previous append
     /// finds the place without searching the tree again: the fast way to write keys in ascending order.
