@@ -79,6 +79,24 @@ public final class Cursor {
     public func seek(atOrAfter key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         try get(MDB_SET_RANGE, key: key)
     }
+
+    /// Stores `value` under `key` and moves the cursor to it, as a ``WriteTransaction``'s `put` does; only in
+    /// a cursor of a write transaction.
+    ///
+    /// With ``PutFlags/append``, a cursor that is still at the end of its database after the previous append
+    /// finds the place without searching the tree again: the fast way to write keys in ascending order.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_put`.
+    public func put(key: [UInt8], value: [UInt8], flags: PutFlags = []) throws(LMDBError) {
+        _ = try state.transaction()
+        try key.withBytes { key throws(LMDBError) in
+            try value.withBytes { value throws(LMDBError) in
+                var key = MDB_val(key)
+                var value = MDB_val(value)
+                try state.check(mdb_cursor_put(handle, &key, &value, flags.rawValue))
+            }
+        }
+    }
 }
 
 @available(*, unavailable, message: "A cursor belongs to the thread running its transaction's closure.")

@@ -120,8 +120,13 @@ final class LMDBStore: ProjectionStore {
     private var definitions: [UUID: QuestionDefinition] = [:]
     private var cursors: [VersionedTable: Cursor] = [:]
     private var subjectsSeen: Set<ByteKey> = []
-    /// Whether `storeEvent` appends to the log (false while rebuilding projections from it).
+    /// Whether `storeEvent` appends to the log (false while rebuilding projections from it). A rebuild replays
+    /// the stored log, which holds each event id once: it does not look the id up before each event, and an
+    /// id found twice all the same (damage) fails the rebuild when `eventIDs` refuses it.
     var rewritesLog = true
+    /// Cursors left at the end of `byRecordedAt` (whose keys ascend) and `questionsByAsked` (whose keys mostly
+    /// do), so that appending there needs no search of the tree.
+    private var appendCursors: [Database: Cursor] = [:]
     private var changesSinceCheckpoint: [ByteKey: Int] = [:]
     private var touchedSubjects: [ByteKey] = []
     /// The most entries each per-transaction cache (question definitions, known subjects, handle changes
@@ -190,7 +195,28 @@ final class LMDBStore: ProjectionStore {
     }
 
     func seq(ofEventID id: String) throws -> UInt64? {
-        try txn.get(tables.eventIDs, key: Array(id.utf8)).map(Keys.decodeSeq)
+        guard rewritesLog else { return nil }
+        return try txn.get(tables.eventIDs, key: Array(id.utf8)).map(Keys.decodeSeq)
+    }
+
+    /// Writes a row whose key most likely sorts after every key of `db`: appended through a cursor kept at
+    /// the end when it does, stored as by `txn.put` (with `flags`) when it does not.
+    private func putMostlyAscending(_ db: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws {
+        let cursor = try appendCursor(db)
+        do {
+            try cursor.put(key: key, value: value, flags: .append)
+        } catch {
+            // keyExists: the key does not sort after the last one.
+            guard error == .keyExists else { throw error }
+            try txn.put(db, key: key, value: value, flags: flags)
+        }
+    }
+
+    private func appendCursor(_ db: Database) throws -> Cursor {
+        if let cursor = appendCursors[db] { return cursor }
+        let cursor = try txn.cursor(db)
+        appendCursors[db] = cursor
+        return cursor
     }
 
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
@@ -240,14 +266,20 @@ final class LMDBStore: ProjectionStore {
         let seqKey = Keys.seq(seq)
         if rewritesLog { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
         try txn.put(tables.subjectEvents, key: Keys.subjectPrefix(event.subject) + seqKey, value: [])
-        try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
-        try txn.put(tables.byRecordedAt, key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
+        do {
+            try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
+        } catch {
+            // Appends look the id up first; a rebuild meets a second event with the same id only in a damaged log.
+            guard error == .keyExists, !rewritesLog else { throw error }
+            throw LedgerError(.damaged, "the event's id \(quoted(event.id)) is already used by an earlier event", seq: seq)
+        }
+        try appendCursor(tables.byRecordedAt).put(key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
         if newSubject {
             try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
             rememberSubject(ByteKey(Array(event.subject.utf8)))
         }
         if case .questionAsked(let question) = event.payload {
-            try txn.put(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
+            try putMostlyAscending(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
             if let expiresAt = question.expiresAt {

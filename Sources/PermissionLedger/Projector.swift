@@ -92,9 +92,13 @@ public enum AppendOutcome: Hashable, Sendable {
     ///   - clock: assigns `recordedAt` when the event has none.
     ///   - storedRecord: when replaying the log, the event's stored bytes, so they are hashed as stored
     ///     instead of being encoded again.
+    ///   - storedHash: when replaying the log, the chain hash of `storedRecord` after the head's hash, which
+    ///     the caller computed when it checked the stored chain: it is taken instead of being computed again.
     /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
     ///   storage errors as they come.
-    public mutating func apply(_ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil) throws -> AppendOutcome {
+    public mutating func apply(
+        _ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil, storedHash: ChainHash? = nil
+    ) throws -> AppendOutcome {
         let type = offered.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
         // Events made in Swift meet the same rules as those read from JSON Lines.
@@ -180,7 +184,7 @@ public enum AppendOutcome: Hashable, Sendable {
             throw reject("seq \(given) does not match the position the event would get, \(seq)")
         }
         let record = storedRecord ?? EventRecord.encode(input, recordedAt: recordedAt)
-        let hash = chainHash(previous: head.hash, record: record)
+        let hash = (storedRecord != nil ? storedHash : nil) ?? chainHash(previous: head.hash, record: record)
         if let given = input.hash, given != hash {
             throw reject("hash \(given) does not match the chain hash the event would get, \(hash)")
         }

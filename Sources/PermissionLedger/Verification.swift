@@ -255,8 +255,8 @@ extension Ledger {
         try read { view in
             let store = MemoryStore(keepsRows: false)
             var projector = Projector(store: store, head: .empty)
-            try StoredLog.forEach(view.txn, tables) { event, record in
-                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
+            try StoredLog.forEach(view.txn, tables) { event, record, hash in
+                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record, storedHash: hash)
             }
             return ReplaySummary(events: projector.head.seq, questions: store.questionCount, head: projector.head.hash)
         }
@@ -271,14 +271,29 @@ extension Ledger {
 
     static func rebuildProjections(environment: Environment, tables: Tables, path: String) throws(LedgerError) {
         do {
+            // The old derived tables' pages are freed only when the transaction commits, so the new ones take
+            // room of their own. A map that fills would be grown, and the whole rebuild run again from the first
+            // event (`Environment.write`); make the room first instead: as much again as the ledger uses, which
+            // holds the log and the old tables. The map is address space, not memory or disk.
+            try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
                 let store = LMDBStore(txn: txn, tables: tables)
                 store.rewritesLog = false
                 var projector = Projector(store: store, head: .empty)
-                try StoredLog.forEach(txn.reader, tables) { event, record in
-                    _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
+                try StoredLog.forEach(txn.reader, tables) { event, record, hash in
+                    // The log's rules held when it was written: an event they now turn away, or that does not
+                    // land at its own seq (a duplicate), is damage, and no projection is kept from it.
+                    let outcome: AppendOutcome
+                    do {
+                        outcome = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record, storedHash: hash)
+                    } catch let rejection as EventRejection {
+                        throw LedgerError(.damaged, "the event breaks a rule of the log: \(rejection)", seq: event.seq!)
+                    }
+                    guard outcome == .appended(seq: event.seq!) else {
+                        throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
+                    }
                 }
             }
             try environment.sync(force: true)
@@ -320,9 +335,9 @@ extension Ledger {
 
 /// Iterates the raw log inside any transaction.
 enum StoredLog {
-    /// Calls `body` with each stored event (without `seq` and `hash`, as it was offered) and its stored record,
+    /// Calls `body` with each stored event (with its `seq`, without `hash`), its stored record and its chain hash,
     /// after checking the record against the hash chain: damage is reported as damage, before any rule sees it.
-    static func forEach(_ txn: ReadTransaction, _ tables: Tables, _ body: (PermissionEvent, [UInt8]) throws -> Void) throws {
+    static func forEach(_ txn: ReadTransaction, _ tables: Tables, _ body: (PermissionEvent, [UInt8], ChainHash) throws -> Void) throws {
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.first()
         var previous = ChainHash.genesis
@@ -335,13 +350,14 @@ enum StoredLog {
                 throw LedgerError(.damaged, "the chain hash does not match the event's bytes", seq: seq)
             }
             previous = hash
-            let event: PermissionEvent
+            var event: PermissionEvent
             do {
                 event = try record.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try EventRecord.decode(buffer) }
             } catch {
                 throw LedgerError(.damaged, "\(error)", seq: seq)
             }
-            try body(event, record)
+            event.seq = seq
+            try body(event, record, hash)
             entry = try cursor.next()
         }
     }

@@ -36,6 +36,34 @@ import Testing
         }
     }
 
+    @Test func putsThroughACursor() throws {
+        try withEnvironment { env, db throws in
+            try env.write { txn throws in
+                let cursor = try txn.cursor(db)
+                for word in ["alpha", "bravo", "charlie"] {
+                    try cursor.put(key: bytes(word), value: bytes(word.uppercased()), flags: .append)
+                    #expect(try cursor.current().map { string($0.key) } == word, "the cursor moves to what it put")
+                }
+                // A key that does not sort last is refused by an append and stored by a plain put.
+                #expect(throws: LMDBError.keyExists) { try cursor.put(key: bytes("b"), value: bytes("B"), flags: .append) }
+                #expect(throws: LMDBError.keyExists) { try cursor.put(key: bytes("charlie"), value: bytes("C"), flags: .append) }
+                try cursor.put(key: bytes("b"), value: bytes("B"))
+                #expect(throws: LMDBError.keyExists) { try cursor.put(key: bytes("b"), value: bytes("X"), flags: .noOverwrite) }
+            }
+            try env.read { txn throws in
+                let cursor = try txn.cursor(db)
+                var keys: [String] = []
+                var entry = try cursor.first()
+                while let (key, value) = entry {
+                    #expect(string(value) == string(key)?.uppercased())
+                    keys.append(string(key)!)
+                    entry = try cursor.next()
+                }
+                #expect(keys == ["alpha", "b", "bravo", "charlie"])
+            }
+        }
+    }
+
     @Test func seeks() throws {
         try withEnvironment { env, db throws in
             try fill(env, db)

@@ -95,7 +95,7 @@ final class SQLiteLedger {
                 }
                 previous = hash
                 let event = try record.withUnsafeBytes { try EventRecord.decode($0) }
-                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record)
+                _ = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record, storedHash: hash)
             }
             return projector.head
         }
@@ -120,7 +120,9 @@ final class SQLiteStore: ProjectionStore {
     init(_ db: Database) { self.db = db }
 
     func seq(ofEventID id: String) throws -> UInt64? {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM event_ids WHERE id = ?"), arguments: [id]).map(UInt64.init)
+        // As the ledger's store: a rebuild replays a log that holds each id once (event_ids' key refuses a second).
+        guard rewritesLog else { return nil }
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM event_ids WHERE id = ?"), arguments: [id]).map(UInt64.init)
     }
 
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
