@@ -100,17 +100,18 @@ import PermissionModel
         let v = try r.byte()
         guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
         let tag = try r.byte()
-        guard tag >= 1, Int(tag) <= Self.types.count else { throw DecodingError(reason: "unknown event type tag \(tag)") }
+        guard let type = Self.types[Int(tag)] else { throw DecodingError(reason: "unknown event type tag \(tag)") }
         let occurredAt = Timestamp(microseconds: try r.signed())
         let recordedAt = Timestamp(microseconds: try r.signed())
-        return Header(type: Self.types[Int(tag) - 1], occurredAt: occurredAt, recordedAt: recordedAt, id: id ? try r.text() : "")
+        return Header(type: type, occurredAt: occurredAt, recordedAt: recordedAt, id: id ? try r.text() : "")
     }
 
-    /// The event types by their record tag (1 first).
-    private static let types: [EventType] = [
-        .questionAsked, .questionSendCanceled, .questionAskFailed, .questionAnswered, .questionExpired, .handlesObserved,
-        .permissionChanged,
-    ]
+    /// The event type of each record tag (`nil` for a byte that is no tag), made from ``tag(_:)``.
+    private static let types: [EventType?] = {
+        var types = [EventType?](repeating: nil, count: 256)
+        for type in EventType.allCases { types[Int(tag(type))] = type }
+        return types
+    }()
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
         var r = RecordReader(bytes)

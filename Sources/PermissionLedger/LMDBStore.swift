@@ -98,18 +98,23 @@ extension Cursor {
     }
 }
 
+/// A stored `events` value split into the chain hash in front and the event record after it.
+private func storedParts(_ value: UnsafeRawBufferPointer) throws -> (hash: ChainHash, record: UnsafeRawBufferPointer) {
+    guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
+    return (ChainHash(unchecked: Array(value[0..<32])), UnsafeRawBufferPointer(rebasing: value[32...]))
+}
+
 /// The header of a stored event (see `EventRecord.decodeHeader`), with the chain hash stored before its record.
 func decodeStoredHeader(_ value: UnsafeRawBufferPointer, id: Bool = true) throws -> (header: EventRecord.Header, hash: ChainHash) {
-    guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
-    let header = try EventRecord.decodeHeader(UnsafeRawBufferPointer(rebasing: value[32...]), id: id)
-    return (header, ChainHash(unchecked: Array(value[0..<32])))
+    let stored = try storedParts(value)
+    return (try EventRecord.decodeHeader(stored.record, id: id), stored.hash)
 }
 
 func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> PermissionEvent {
-    guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
-    var event = try EventRecord.decode(UnsafeRawBufferPointer(rebasing: value[32...]))
+    let stored = try storedParts(value)
+    var event = try EventRecord.decode(stored.record)
     event.seq = seq
-    event.hash = ChainHash(unchecked: Array(value[0..<32]))
+    event.hash = stored.hash
     return event
 }
 
