@@ -219,15 +219,7 @@ func measureQueries(_ options: SuiteOptions) throws -> [Figure] {
         try? FileManager.default.removeItem(atPath: target)
         log("  importing \(count) events with \(tool) import …")
         let (seconds, peak) = try importStreaming(tool: tool, ledger: target) { write in
-            generator.generate(count, progress: "sent") { batch in
-                var text = ""
-                text.reserveCapacity(batch.count * 400)
-                for event in batch {
-                    text += EventJSON.encode(event)
-                    text += "\n"
-                }
-                write(text)
-            }
+            generator.generate(count, progress: "sent") { write(jsonLines($0)) }
         }
         if reusing { try? FileManager.default.removeItem(atPath: target) }
         figure = Figure(

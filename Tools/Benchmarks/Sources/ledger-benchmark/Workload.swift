@@ -137,13 +137,16 @@ func writeWorkload(_ arguments: [String]) throws {
         }
     }
     var generator = EventGenerator(seed: seed, subjects: subjects)
-    generator.generate(count) { batch in
-        var text = ""
-        text.reserveCapacity(batch.count * 400)
-        for event in batch {
-            text += EventJSON.encode(event)
-            text += "\n"
-        }
-        FileHandle.standardOutput.write(Data(text.utf8))
+    generator.generate(count) { FileHandle.standardOutput.write(Data(jsonLines($0).utf8)) }
+}
+
+/// Events as JSON Lines, each line ending in `\n`: what `permission-ledger import` reads.
+func jsonLines(_ events: [PermissionEvent]) -> String {
+    var text = ""
+    text.reserveCapacity(events.count * 400)
+    for event in events {
+        text += EventJSON.encode(event)
+        text += "\n"
     }
+    return text
 }
