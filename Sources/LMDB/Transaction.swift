@@ -183,6 +183,15 @@ public struct ReadTransaction {
         try state.check(mdb_stat(try state.transaction(), db.handle, &stat))
         return DatabaseStatistics(stat)
     }
+
+    /// The id of the snapshot this transaction reads: the id of the last write transaction committed
+    /// before it began. Two read transactions of one environment with the same id see the same data, so
+    /// what is derived from a snapshot alone can be cached under its id.
+    ///
+    /// The corresponding LMDB function is `mdb_txn_id`.
+    public func snapshotID() throws(LMDBError) -> Int {
+        Int(mdb_txn_id(try state.transaction()))
+    }
 }
 
 /// A read-write transaction, valid only inside the closure that received it.

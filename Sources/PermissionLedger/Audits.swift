@@ -173,7 +173,7 @@ extension LedgerView {
         let index = try txn.cursor(tables.handleSubjects)
         var entry = try index.seek(atOrAfter: prefix)
         while let e = entry, e.key.starts(with: prefix) {
-            if Keys.decodeSeq(e.value) <= point.seq, let s = String(validating: e.key[prefix.count...], as: UTF8.self) {
+            if Keys.decodeSeq(e.value) <= point.seq, let s = validUTF8(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])) {
                 if subject == nil || s.utf8.elementsEqual(subject!.utf8) { subjects.append(s) }
             }
             entry = try index.next()

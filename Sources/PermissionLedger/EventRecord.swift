@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 import PermissionModel
 
 /// The compact binary form in which events are stored (format version 1). See `docs/STORAGE.md`.
@@ -84,18 +89,21 @@ import PermissionModel
     }
 
     /// The fields every record starts with: what a reader needs of an event it only names or places in time.
-    struct Header {
-        var type: EventType
-        var occurredAt: Timestamp
-        var recordedAt: Timestamp
+    public struct Header {
+        /// The event's type.
+        public var type: EventType
+        /// When it happened.
+        public var occurredAt: Timestamp
+        /// When the ledger recorded it.
+        public var recordedAt: Timestamp
         /// The event's id; empty when decoded with `id: false`.
-        var id: String
+        public var id: String
     }
 
     /// Decodes a record's header and nothing after it (with `id: false`, not the id either): as-of points,
     /// the head and event lists read no more of a record. The payload is left unchecked; ``decode(_:)``
     /// reads and checks the whole record.
-    static func decodeHeader(_ bytes: UnsafeRawBufferPointer, id: Bool = true) throws(DecodingError) -> Header {
+    public static func decodeHeader(_ bytes: UnsafeRawBufferPointer, id: Bool = true) throws(DecodingError) -> Header {
         var r = RecordReader(bytes)
         let v = try r.byte()
         guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
@@ -299,6 +307,19 @@ struct RecordWriter {
     }
 }
 
+/// The text `bytes` hold, or `nil` when they are not valid UTF-8.
+///
+/// `String(validating:as:)` runs unspecialized on this toolchain, looking up generic metadata on every
+/// call: the largest single cost of decoding a handle row. Decoding repairs invalid bytes instead, and its
+/// result is always valid UTF-8, so it equals its input byte for byte exactly when the input was valid.
+func validUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
+    let text = String(decoding: bytes, as: UTF8.self)
+    guard text.utf8.count == bytes.count else { return nil }
+    guard let start = bytes.baseAddress, !bytes.isEmpty else { return text }
+    let same = text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, start, bytes.count) == 0 }
+    return same ?? text.utf8.elementsEqual(bytes) ? text : nil
+}
+
 /// Reads what ``RecordWriter`` wrote, checking every bound: damaged bytes throw, never trap.
 struct RecordReader {
     private let bytes: UnsafeRawBufferPointer
@@ -345,8 +366,7 @@ struct RecordReader {
     }
 
     mutating func text() throws(EventRecord.DecodingError) -> String {
-        let slice = try raw(try count())
-        guard let s = String(validating: slice, as: UTF8.self) else { throw .init(reason: "text is not UTF-8") }
+        guard let s = validUTF8(try raw(try count())) else { throw .init(reason: "text is not UTF-8") }
         return s
     }
 

@@ -158,7 +158,7 @@ struct JSONReader {
             }
             index += 1
         }
-        guard let text = String(validating: scalars, as: UTF8.self) else {
+        guard let text = scalars.withUnsafeBytes(validUTF8) else {
             throw error("a string is not valid UTF-8", at: start)
         }
         return text

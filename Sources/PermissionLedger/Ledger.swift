@@ -62,6 +62,8 @@ public final class Ledger: Sendable {
     let tables: Tables
     /// Wakes subscriptions when this process appends.
     let watch = LogWatch()
+    /// The head of the last snapshot a read found it in: every read of the same snapshot has the same head.
+    private let cachedHead = HeadCache()
     /// How many reader slots of dead processes opening the ledger cleared.
     public let staleReadersCleared: Int
     /// The writer thread, absent when the ledger is read-only.
@@ -293,6 +295,22 @@ public final class Ledger: Sendable {
         watch.advanced(to: seq)
     }
 
+    /// The head of a read transaction's snapshot, kept for the next read of the same snapshot: queries
+    /// read the head for every view, and finding it costs a seek and a decode.
+    final class HeadCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var snapshot = -1
+        private var head = LogHead.empty
+
+        func head(_ txn: ReadTransaction, _ tables: Tables) throws -> LogHead {
+            let id = try txn.snapshotID()
+            if let known = lock.withLock({ snapshot == id ? head : nil }) { return known }
+            let found = try Ledger.head(txn, tables)
+            lock.withLock { (snapshot, head) = (id, found) }
+            return found
+        }
+    }
+
     static func head(_ txn: ReadTransaction, _ tables: Tables) throws -> LogHead {
         guard let last = try txn.cursor(tables.events).last() else { return .empty }
         let stored = try decodeStoredHeader(last.value, id: false)
@@ -308,7 +326,7 @@ public final class Ledger: Sendable {
     public func read<T>(asOf: AsOf = .now, _ body: (LedgerView) throws -> T) throws -> T {
         do {
             return try environment.read { txn in
-                let view = try LedgerView(txn: txn, tables: tables, asOf: asOf, now: options.clock())
+                let view = try LedgerView(txn: txn, tables: tables, asOf: asOf, now: options.clock(), head: try cachedHead.head(txn, tables))
                 return try body(view)
             }
         } catch let error as LedgerError {

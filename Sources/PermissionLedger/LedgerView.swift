@@ -106,7 +106,7 @@ public struct LedgerView {
         let cursor = try txn.cursor(tables.subjects)
         var entry = try cursor.first()
         while let e = entry {
-            if Keys.decodeSeq(e.value) <= point.seq, let s = String(validating: e.key, as: UTF8.self) { result.append(s) }
+            if Keys.decodeSeq(e.value) <= point.seq, let s = validUTF8(e.key) { result.append(s) }
             entry = try cursor.next()
         }
         return result
@@ -140,12 +140,11 @@ public struct LedgerView {
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
         // The subject's latest checkpoint at or before the point, then at most a checkpoint interval of changes.
-        let rows = try HandleSets.rows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
-        var result: [KnownHandle] = []
-        for row in rows.values where row.known && (row.until.map { $0 > point.time } ?? true) {
-            result.append(KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source))
+        let rows = try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
+        return rows.compactMap { row in
+            guard row.known, row.until.map({ $0 > point.time }) ?? true else { return nil }
+            return KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source)
         }
-        return result.sorted { $0.handle < $1.handle }
     }
 
     /// Whether `subject` may talk to `handle` at the point.

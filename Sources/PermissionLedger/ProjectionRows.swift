@@ -267,13 +267,19 @@ enum HandleCheckpoint {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [ByteKey: HandleRow] {
+        var rows: [ByteKey: HandleRow] = [:]
+        for row in try decodeRows(bytes) { rows[ByteKey(Keys.handleOnly(row.handle))] = row }
+        return rows
+    }
+
+    /// The rows in the order they are stored: by key.
+    static func decodeRows(_ bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [HandleRow] {
         var r = RecordReader(bytes)
         guard try r.byte() == 1 else { throw .init(reason: "unknown handle checkpoint version") }
-        var rows: [ByteKey: HandleRow] = [:]
-        for _ in 0..<(try r.count()) {
-            let row = try HandleRow(decoding: try r.raw(try r.count()))
-            rows[ByteKey(Keys.handleOnly(row.handle))] = row
-        }
+        let count = try r.count()
+        var rows: [HandleRow] = []
+        rows.reserveCapacity(count)
+        for _ in 0..<count { rows.append(try HandleRow(decoding: try r.raw(try r.count()))) }
         guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle checkpoint") }
         return rows
     }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
 /// A way to reach a person: a phone number, an email address or an app's own handle.
 ///
 /// Mirrors PermissionKit's `CommunicationHandle`. The value is validated and
@@ -51,7 +57,7 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
     /// Two handles are the same person when their kinds and normalized values are equal, byte for byte
     /// (not by Unicode canonical equivalence, which `String` uses: storage keys compare bytes too).
     public static func == (lhs: CommunicationHandle, rhs: CommunicationHandle) -> Bool {
-        lhs.kind == rhs.kind && lhs.value.utf8.elementsEqual(rhs.value.utf8)
+        lhs.kind == rhs.kind && compareUTF8(lhs.value, rhs.value) == 0
     }
 
     /// Hashes the kind and the bytes of the value, consistently with ``==(_:_:)``.
@@ -64,7 +70,7 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
     /// Handles order by kind, then by value, both by Unicode code point.
     public static func < (lhs: CommunicationHandle, rhs: CommunicationHandle) -> Bool {
         if lhs.kind != rhs.kind { return lhs.kind < rhs.kind }
-        return lhs.value.utf8.lexicographicallyPrecedes(rhs.value.utf8)
+        return compareUTF8(lhs.value, rhs.value) < 0
     }
 
     static func normalize(_ raw: String, kind: Kind) throws(PermissionModelError) -> String {
@@ -127,5 +133,22 @@ extension String {
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
               let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
         return String(scalars[start...end])
+    }
+}
+
+/// Compares the UTF-8 bytes of two strings: negative, zero or positive as `a` orders before, equal to or
+/// after `b`, byte by byte (so by code point). One `memcmp`: `utf8.lexicographicallyPrecedes` and
+/// `utf8.elementsEqual` step through a byte at a time, and queries sort and search handles by value.
+func compareUTF8(_ a: String, _ b: String) -> Int {
+    var a = a, b = b
+    return a.withUTF8 { x in
+        b.withUTF8 { y in
+            let common = Swift.min(x.count, y.count)
+            if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+                let order = memcmp(p, q, common)
+                if order != 0 { return order < 0 ? -1 : 1 }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        }
     }
 }

@@ -30,6 +30,24 @@ private struct Failure: Error {}
         }
     }
 
+    /// Reads of one snapshot share its id; a commit makes a new one, an aborted write does not.
+    @Test func snapshotIDsChangeWithCommitsOnly() throws {
+        try withEnvironment { env, db throws in
+            let first = try env.read { try $0.snapshotID() }
+            #expect(try env.read { try $0.snapshotID() } == first)
+            try env.write { try $0.put(db, key: bytes("k"), value: bytes("v")) }
+            let second = try env.read { try $0.snapshotID() }
+            #expect(second > first)
+            #expect(throws: Failure.self) {
+                try env.write { txn throws in
+                    try txn.put(db, key: bytes("k"), value: bytes("w"))
+                    throw Failure()
+                }
+            }
+            #expect(try env.read { try $0.snapshotID() } == second)
+        }
+    }
+
     @Test func throwingBodyAborts() throws {
         try withEnvironment { env, db throws in
             #expect(throws: Failure.self) {

@@ -44,6 +44,29 @@ import Testing
         }
     }
 
+    /// Reads keep the head of the snapshot they last read: another process's appends make a new snapshot,
+    /// so this process's next read sees the new head and the new events at once.
+    @Test func readsSeeAnotherProcesssAppendsAtOnce() throws {
+        try withSandbox { sandbox in
+            let path = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let ledger = try Ledger(path: path, options: .init(readOnly: true))
+            let before = try ledger.head()
+            #expect(try ledger.read { $0.head } == before)
+            let later = sandbox.path("later.jsonl")
+            try Data((0..<3).map { n in
+                #"{"type":"permission.changed","id":"later-\#(n)","subject":"kid-ava","occurredAt":"2026-11-21T09:00:0\#(n)Z","recordedAt":"2026-11-21T09:00:0\#(n)Z","permission":"camera","state":"denied"}"# + "\n"
+            }.joined().utf8).write(to: URL(fileURLWithPath: later))
+            let imported = try sandbox.run(["import", "--ledger", path, later])
+            #expect(imported.status == 0, "\(imported)")
+            let after = try ledger.head()
+            #expect(after.seq == before.seq + 3 && after.hash != before.hash)
+            #expect(try ledger.read(asOf: .seq(after.seq)) { $0.point.seq } == after.seq)
+            var last: UInt64 = 0
+            try ledger.forEachEvent { last = $0.seq ?? 0 }
+            #expect(last == after.seq)
+        }
+    }
+
     @Test func theAuditToolReadsWhileThisProcessAppends() async throws {
         try await withSandboxAsync { sandbox in
             let path = sandbox.path("live")

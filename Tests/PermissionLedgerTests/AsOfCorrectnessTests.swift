@@ -218,6 +218,39 @@ import Testing
         }
     }
 
+    /// Known handles are read from a subject's latest checkpoint (one every 32 changes) and the changes after
+    /// it, merged in handle order. Many observations of one subject make several checkpoints; among the
+    /// handles, values over 200 bytes are keyed by their hash, so a checkpoint's key order is not the handles'
+    /// order, and non-ASCII values order by code point. Every seq is compared with the reference model.
+    @Test func knownHandlesAcrossCheckpointsEqualTheReferenceModel() async throws {
+        let long = String(repeating: "a", count: 205)
+        let pool: [(String, String)] = [
+            ("h1", "custom"), ("h10", "custom"), ("h2", "custom"), ("é-chat", "custom"), ("Zed", "custom"),
+            (long + "1", "custom"), (long + "2", "custom"), (String(repeating: "z", count: 210), "custom"),
+            ("a@example.com", "emailAddress"), ("b@example.com", "emailAddress"),
+            ("+15550100001", "phoneNumber"), ("5550100002", "phoneNumber"),
+        ]
+        func clock(_ i: Int) -> String {
+            let s = 36_000 + i * 10
+            return String(format: "%02d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+        }
+        var lines: [String] = []
+        for i in 0..<90 {
+            // Three handles checked per observation; which of them are known moves with i.
+            let checked = (0..<3).map { pool[(i * 5 + $0 * 7) % pool.count] }
+            let known = checked.enumerated().filter { (i + $0.offset) % 3 != 0 }.map(\.element)
+            lines.append(JSONLine.observed(String(format: "obs-%03d", i), checked: checked, known: known, at: clock(i), recorded: clock(i)))
+        }
+        try await withLedger { ledger async throws in
+            let input = try lines.map { try decodeEvent($0) }
+            let summary = try await ledger.append(input)
+            #expect(summary.appended == 90)
+            try Self.compareWithReferenceModel(ledger, input: input, name: "checkpoints and hashed keys")
+            let all = try ledger.read { try $0.knownHandles(subject: "kid-ava") }
+            #expect(all.count > 3 && all.map(\.handle) == all.map(\.handle).sorted(), "ordered by handle: \(all.map(\.handle.value))")
+        }
+    }
+
     /// The readable diff used on failure names the entities that differ, and nothing when the states are equal.
     @Test func canonicalDiffNamesTheDifferingEntities() async throws {
         try await withLedger { ledger async throws in

@@ -181,6 +181,23 @@ import Testing
         #expect(try CommunicationHandle(value: "Z", kind: .custom) < CommunicationHandle(value: "a", kind: .custom))
     }
 
+    /// Order and equality compare the values' bytes in one go; checked against a byte-at-a-time reference on
+    /// every pair of a set of values that share prefixes, differ in length or in a multi-byte character.
+    @Test func orderAndEqualityMatchAByteByByteReference() throws {
+        let values = ["a", "ab", "abc", "abd", "abc\u{e9}", "abc\u{e8}", "b", "B", "\u{e9}", "e\u{301}", "\u{1F600}", "\u{1F600}a",
+                      "z", "zz", "0", "09", "+1", "a b", String(repeating: "x", count: 250), String(repeating: "x", count: 249) + "y"]
+        let handles = try values.map { try CommunicationHandle(value: $0, kind: .custom) }
+            + values.filter { !$0.contains(" ") }.map { try CommunicationHandle(value: $0 + "@x", kind: .emailAddress) } + [try CommunicationHandle(value: "123", kind: .phoneNumber), try CommunicationHandle(value: "+123", kind: .phoneNumber)]
+        for a in handles {
+            for b in handles {
+                let precedes = a.kind != b.kind ? a.kind < b.kind : a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+                let same = a.kind == b.kind && a.value.utf8.elementsEqual(b.value.utf8)
+                #expect((a < b) == precedes, "\(a) < \(b)")
+                #expect((a == b) == same, "\(a) == \(b)")
+            }
+        }
+    }
+
     /// Equality and order have to agree: two handles that are equal are not ordered before each other.
     @Test
     func equalityAgreesWithOrder() throws {

@@ -1,5 +1,5 @@
 import Foundation
-import PermissionLedger
+@_spi(StorageEngine) import PermissionLedger
 import PermissionModel
 import PermissionLedgerTesting
 
@@ -282,23 +282,30 @@ func measureQueries(
         let handle = handles.handle(kid * 40 + Int.random(in: 0..<40, using: &rng))
         let questionPoint = UInt64.random(in: askedSeq...head, using: &rng)
         let point = UInt64.random(in: 1...head, using: &rng)
-        let queries: [(ledger: () throws -> QueryAnswer?, sqlite: () throws -> QueryAnswer?)] = [
-            ({ try ledger.read(asOf: .seq(questionPoint)) { view in
-                try view.question(id).map { .question(state: $0.state.rawValue, eventSeqs: $0.events.map(\.seq)) } } },
-             { try sqlite.question(id, asOf: questionPoint) }),
-            ({ try ledger.read(asOf: .seq(point)) { .handles(try $0.knownHandles(subject: subject).map(\.handle.value).sorted()) } },
-             { try sqlite.knownHandles(subject: subject, asOf: point) }),
-            ({ try ledger.read(asOf: .seq(point)) { .isKnown(try $0.isKnownHandle(handle, subject: subject)) } },
-             { try sqlite.isKnownHandle(handle, subject: subject, asOf: point) }),
-            ({ try ledger.read(asOf: .seq(point)) { view in
-                .permissions(try view.permissions(subject: subject).map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } },
-             { try sqlite.permissions(subject: subject, asOf: point) }),
+        // Each query returns what its engine answers, typed as the engine types it; the clock stops there.
+        // The answer is then put in one comparable form, off the clock (the same work for both engines).
+        typealias Answer = () -> QueryAnswer?
+        let queries: [(ledger: () throws -> Answer, sqlite: () throws -> Answer)] = [
+            ({ let status = try ledger.read(asOf: .seq(questionPoint)) { try $0.question(id) }
+               return { status.map { .question(state: $0.state.rawValue, eventSeqs: $0.events.map(\.seq)) } } },
+             { let answer = try sqlite.question(id, asOf: questionPoint); return { answer } }),
+            ({ let known = try ledger.read(asOf: .seq(point)) { try $0.knownHandles(subject: subject) }
+               return { .handles(known.map(\.handle.value).sorted()) } },
+             { let rows = try sqlite.knownHandles(subject: subject, asOf: point); return { .handles(rows.map(\.handle.value).sorted()) } }),
+            ({ let known = try ledger.read(asOf: .seq(point)) { try $0.isKnownHandle(handle, subject: subject) }; return { .isKnown(known) } },
+             { let known = try sqlite.isKnownHandle(handle, subject: subject, asOf: point); return { .isKnown(known) } }),
+            ({ let permissions = try ledger.read(asOf: .seq(point)) { try $0.permissions(subject: subject) }
+               return { .permissions(permissions.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } },
+             { let rows = try sqlite.permissions(subject: subject, asOf: point)
+               return { .permissions(rows.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } }),
         ]
         for (kind, query) in queries.enumerated() {
             var answers: [QueryAnswer?] = [nil, nil]
             for engine in round % 2 == 0 ? [0, 1] : [1, 0] {
-                let elapsed = try seconds { answers[engine] = try engine == 0 ? query.ledger() : query.sqlite() }
+                var answer: Answer = { nil }
+                let elapsed = try seconds { answer = try engine == 0 ? query.ledger() : query.sqlite() }
                 if !warmUp { times[kind][engine] += elapsed }
+                answers[engine] = answer()
             }
             if answers[0] != answers[1] { mismatches += 1 }
         }
