@@ -185,8 +185,8 @@ final class LMDBStore: ProjectionStore {
 
     func endEvent(seq: UInt64) throws {
         for subject in touchedSubjects where changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
-            let rows = try HandleSets.rows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
-            try txn.put(tables.handleCheckpoints, key: subject.bytes + Keys.seq(seq), value: HandleCheckpoint.encode(rows.map { ($0.key, $0.value) }))
+            let rows = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
+            try txn.put(tables.handleCheckpoints, key: subject.bytes + Keys.seq(seq), value: HandleCheckpoint.encode(sortedRows: rows))
             changesSinceCheckpoint[subject] = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
@@ -438,27 +438,8 @@ struct ByteKey: Hashable {
 
 /// Reading a subject's handle set through its checkpoints and change log.
 enum HandleSets {
-    /// Every handle's latest row for the subject at or before `seq`: the latest checkpoint, then the changes after it.
-    static func rows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> [ByteKey: HandleRow] {
-        var rows: [ByteKey: HandleRow] = [:]
-        var from: UInt64 = 1
-        if let checkpoint = try txn.cursor(tables.handleCheckpoints).latest(prefix, atMost: seq) {
-            rows = try HandleCheckpoint.decode(checkpoint.value)
-            from = checkpoint.seq + 1
-        }
-        guard from <= seq else { return rows }
-        let cursor = try txn.cursor(tables.handleChanges)
-        var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(from))
-        while let e = entry, e.key.count > prefix.count + 8, e.key.starts(with: prefix) {
-            let changeSeq = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
-            if changeSeq > seq { break }
-            rows[ByteKey(Array(e.key[(prefix.count + 8)...]))] = try HandleRow(decoding: e.value)
-            entry = try cursor.next()
-        }
-        return rows
-    }
-
-    /// The same rows as ``rows(_:_:subjectPrefix:atMost:)``, ordered by handle: what the queries list.
+    /// Every handle's latest row for the subject at or before `seq`, ordered by handle: the latest checkpoint,
+    /// then the changes after it.
     ///
     /// A checkpoint holds its rows in key order, which is the handles' order but for values over 200
     /// bytes (keyed by their hash); at most a checkpoint interval of changes is then merged in by binary

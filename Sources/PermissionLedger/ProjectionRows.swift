@@ -207,12 +207,15 @@ enum Keys {
     /// `expiresAt ‖ question id`: the key of a pending question in `expiries`.
     static func expiry(_ expiresAt: Timestamp, question id: UUID) -> [UInt8] { time(expiresAt) + uuid(id) }
 
+    /// The longest handle value a key holds as it is; a longer one is keyed by its hash.
+    static let longestPlainHandle = 200
+
     /// `kind value NUL`; a value over 200 bytes is replaced by 0xFF and its SHA-256, which keeps keys
     /// under LMDB's 511-byte limit (rows hold the full handle). Kinds order as custom < emailAddress < phoneNumber.
     static func handleOnly(_ handle: CommunicationHandle) -> [UInt8] {
         var key: [UInt8] = [Codes.kindOrder(handle.kind)]
         let value = Array(handle.value.utf8)
-        if value.count <= 200 {
+        if value.count <= longestPlainHandle {
             key.append(contentsOf: value)
             key.append(0)
         } else {
@@ -255,21 +258,28 @@ enum HandleCheckpoint {
     static let interval = 32
 
     static func encode(_ rows: [(key: ByteKey, row: HandleRow)]) -> [UInt8] {
+        encode(inKeyOrder: rows.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }).map(\.row))
+    }
+
+    /// The same bytes as ``encode(_:)``, from rows ordered by handle (``HandleSets/sortedRows(_:_:subjectPrefix:atMost:)``).
+    /// Handle order is key order unless a value is over 200 bytes (keyed by its hash): only then are keys made and sorted.
+    static func encode(sortedRows rows: [HandleRow]) -> [UInt8] {
+        guard rows.allSatisfy({ $0.handle.value.utf8.count <= Keys.longestPlainHandle }) else {
+            return encode(rows.map { (ByteKey(Keys.handleOnly($0.handle)), $0) })
+        }
+        return encode(inKeyOrder: rows)
+    }
+
+    private static func encode(inKeyOrder rows: [HandleRow]) -> [UInt8] {
         var w = RecordWriter(capacity: 64 * rows.count + 8)
         w.byte(1)
         w.unsigned(UInt64(rows.count))
-        for (_, row) in rows.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+        for row in rows {
             let bytes = row.encoded()
             w.unsigned(UInt64(bytes.count))
             w.bytes.append(contentsOf: bytes)
         }
         return w.bytes
-    }
-
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [ByteKey: HandleRow] {
-        var rows: [ByteKey: HandleRow] = [:]
-        for row in try decodeRows(bytes) { rows[ByteKey(Keys.handleOnly(row.handle))] = row }
-        return rows
     }
 
     /// The rows in the order they are stored: by key.
