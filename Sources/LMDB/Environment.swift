@@ -233,7 +233,7 @@ public final class Environment: @unchecked Sendable {
         if code == MDB_MAP_RESIZED { return .mapResized }
         try LMDBError.check(code)
         guard let txn else { throw LMDBError.invalidArgument }
-        let state = TransactionState(txn)
+        let state = TransactionState(txn, readOnly: readOnly)
         let value: T
         do {
             value = try body(state)

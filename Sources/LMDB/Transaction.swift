@@ -69,8 +69,12 @@ final class TransactionState {
     /// The enclosing transaction's state, for a nested transaction.
     private let parent: TransactionState?
 
-    init(_ handle: OpaquePointer, parent: TransactionState? = nil) {
+    /// Whether the transaction was begun read-only.
+    let readOnly: Bool
+
+    init(_ handle: OpaquePointer, readOnly: Bool = false, parent: TransactionState? = nil) {
         self.handle = handle
+        self.readOnly = readOnly
         self.parent = parent
     }
 
@@ -189,8 +193,12 @@ public struct ReadTransaction {
     /// what is derived from a snapshot alone can be cached under its id.
     ///
     /// The corresponding LMDB function is `mdb_txn_id`.
+    ///
+    /// - Throws: ``LMDBError/invalidArgument`` for the ``WriteTransaction/reader`` of a write transaction:
+    ///   its id is the write's own, which names no committed snapshot (and is used again if the write aborts).
     public func snapshotID() throws(LMDBError) -> Int {
-        Int(mdb_txn_id(try state.transaction()))
+        guard state.readOnly else { throw .invalidArgument }
+        return Int(mdb_txn_id(try state.transaction()))
     }
 }
 

@@ -306,7 +306,8 @@ public final class Ledger: Sendable {
             let id = try txn.snapshotID()
             if let known = lock.withLock({ snapshot == id ? head : nil }) { return known }
             let found = try Ledger.head(txn, tables)
-            lock.withLock { (snapshot, head) = (id, found) }
+            // Ids only grow: a reader of an older snapshot finishing late does not displace a newer head.
+            lock.withLock { if id > snapshot { (snapshot, head) = (id, found) } }
             return found
         }
     }

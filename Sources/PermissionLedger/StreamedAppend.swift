@@ -21,8 +21,10 @@ extension Ledger {
 
     /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`).
     static let streamCacheLimit = 16_384
-    /// How many events a streamed append applies between looks at how much of the map it holds resident.
-    static let streamResidencyCheckInterval = 256
+    /// How many events a streamed append applies between looks at how much of the map it holds resident
+    /// (a read of `/proc/self/statm`, a few microseconds). Each event can map several large page-cache
+    /// folios (up to 1 MiB each on Linux 6.18), so looking seldom lets the map overshoot its budget.
+    static let streamResidencyCheckInterval = 32
     /// How many bytes of the map (the pages that the rules and indexes read) a streamed append lets become
     /// resident before it releases them (see `Environment.ResidencyBudget`): without that, its resident memory
     /// would grow with the ledger, since each event reads a dozen B-trees at random keys.

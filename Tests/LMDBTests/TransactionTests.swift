@@ -45,6 +45,10 @@ private struct Failure: Error {}
                 }
             }
             #expect(try env.read { try $0.snapshotID() } == second)
+            // A write's own id names no committed snapshot.
+            try env.write { txn throws in
+                _ = #expect(throws: LMDBError.invalidArgument) { try txn.reader.snapshotID() }
+            }
         }
     }
 

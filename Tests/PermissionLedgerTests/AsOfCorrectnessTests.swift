@@ -227,7 +227,10 @@ import Testing
         let pool: [(String, String)] = [
             ("h1", "custom"), ("h10", "custom"), ("h2", "custom"), ("é-chat", "custom"), ("Zed", "custom"),
             (long + "1", "custom"), (long + "2", "custom"), (String(repeating: "z", count: 210), "custom"),
+            // Either side of the longest value a key holds as it is (200 bytes), and a long email address.
+            (String(repeating: "b", count: 200), "custom"), (String(repeating: "b", count: 201), "custom"),
             ("a@example.com", "emailAddress"), ("b@example.com", "emailAddress"),
+            (String(repeating: "m", count: 230) + "@example.com", "emailAddress"),
             ("+15550100001", "phoneNumber"), ("5550100002", "phoneNumber"),
         ]
         func clock(_ i: Int) -> String {

@@ -226,12 +226,26 @@ enum QueryAnswer: Equatable {
 }
 
 extension SQLiteLedger {
+    /// Calls `body` with the blob in the first column of each row, where SQLite holds it (not copied), as
+    /// the ledger decodes rows where LMDB maps them.
+    private static func eachBlob(_ statement: Statement, _ arguments: StatementArguments, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            try row.withUnsafeData(atIndex: 0) { data in
+                guard let data else { throw EventRecord.DecodingError(reason: "a NULL blob") }
+                try data.withUnsafeBytes { try body($0) }
+            }
+        }
+    }
+
     /// The header of stored event `seq` (type, times, id), decoded as the ledger decodes one.
     private static func header(_ db: Database, seq: UInt64, id: Bool) throws -> EventRecord.Header {
-        guard let record = try Data.fetchOne(db.cachedStatement(sql: "SELECT record FROM events WHERE seq = ?"), arguments: [Int64(seq)]) else {
-            throw EventRecord.DecodingError(reason: "seq \(seq) is missing from the log")
+        var header: EventRecord.Header?
+        try eachBlob(db.cachedStatement(sql: "SELECT record FROM events WHERE seq = ?"), [Int64(seq)]) {
+            header = try EventRecord.decodeHeader($0, id: id)
         }
-        return try record.withUnsafeBytes { try EventRecord.decodeHeader($0, id: id) }
+        guard let header else { throw EventRecord.DecodingError(reason: "seq \(seq) is missing from the log") }
+        return header
     }
 
     /// The `recordedAt` of event `seq`: the time of an as-of point (read from the event's header, as the ledger does).
@@ -273,8 +287,8 @@ extension SQLiteLedger {
                   ON h.subject = ?1 AND h.kind = latest.kind AND h.value = latest.value AND h.seq = latest.seq
                 """)
             var rows: [HandleRow] = []
-            for data in try Data.fetchAll(statement, arguments: [subject, Int64(seq)]) {
-                let row = try data.withUnsafeBytes { try HandleRow(decoding: $0) }
+            try Self.eachBlob(statement, [subject, Int64(seq)]) { bytes in
+                let row = try HandleRow(decoding: bytes)
                 if row.known && (row.until.map { $0.microseconds > now } ?? true) { rows.append(row) }
             }
             // Ordered in Swift: measured faster than `ORDER BY kind, value`, which sorts the join in a temporary B-tree.
@@ -285,8 +299,9 @@ extension SQLiteLedger {
     func isKnownHandle(_ handle: CommunicationHandle, subject: String, asOf seq: UInt64) throws -> Bool {
         try queue.read { db in
             let statement = try db.cachedStatement(sql: "SELECT row FROM handles WHERE subject = ? AND kind = ? AND value = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
-            guard let data = try Data.fetchOne(statement, arguments: [subject, handle.kind.code, handle.value, Int64(seq)]) else { return false }
-            let row = try data.withUnsafeBytes { try HandleRow(decoding: $0) }
+            var found: HandleRow?
+            try Self.eachBlob(statement, [subject, handle.kind.code, handle.value, Int64(seq)]) { found = try HandleRow(decoding: $0) }
+            guard let row = found else { return false }
             let now = try Self.time(db, seq: seq)
             return row.known && (row.until.map { $0.microseconds > now } ?? true)
         }
@@ -300,9 +315,9 @@ extension SQLiteLedger {
                 JOIN (SELECT permission, MAX(seq) AS seq FROM permissions WHERE subject = ?1 AND seq <= ?2 GROUP BY permission) latest
                   ON p.subject = ?1 AND p.permission = latest.permission AND p.seq = latest.seq
                 """)
-            return try Data.fetchAll(statement, arguments: [subject, Int64(seq)]).map { data in
-                try data.withUnsafeBytes { try PermissionRow(decoding: $0) }
-            }.sorted { $0.permission < $1.permission }
+            var rows: [PermissionRow] = []
+            try Self.eachBlob(statement, [subject, Int64(seq)]) { rows.append(try PermissionRow(decoding: $0)) }
+            return rows.sorted { $0.permission < $1.permission }
         }
     }
 }
