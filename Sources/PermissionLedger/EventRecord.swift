@@ -105,6 +105,11 @@ import PermissionModel
     /// reads and checks the whole record.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer, id: Bool = true) throws(DecodingError) -> Header {
         var r = RecordReader(bytes)
+        return try readHeader(&r, id: id)
+    }
+
+    /// Reads the header that starts every record: what ``decodeHeader(_:id:)`` returns and ``decode(_:)`` begins with.
+    private static func readHeader(_ r: inout RecordReader, id: Bool) throws(DecodingError) -> Header {
         let v = try r.byte()
         guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
         let tag = try r.byte()
@@ -123,16 +128,11 @@ import PermissionModel
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
         var r = RecordReader(bytes)
-        let v = try r.byte()
-        guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
-        let tag = try r.byte()
-        let occurredAt = Timestamp(microseconds: try r.signed())
-        let recordedAt = Timestamp(microseconds: try r.signed())
-        let id = try r.text()
+        let header = try readHeader(&r, id: true)
         let subject = try r.text()
         let payload: PermissionEvent.Payload
-        switch tag {
-        case 1:
+        switch header.type {
+        case .questionAsked:
             let qid = try r.uuid()
             let topic: QuestionTopic
             switch try r.byte() {
@@ -169,32 +169,30 @@ import PermissionModel
                 throw DecodingError(reason: "the default choice is not among the question's choices")
             }
             payload = .questionAsked(q)
-        case 2: payload = .questionSendCanceled(questionID: try r.uuid())
-        case 3:
+        case .questionSendCanceled: payload = .questionSendCanceled(questionID: try r.uuid())
+        case .questionAskFailed:
             let qid = try r.uuid()
             let code = try Codes.askError(try r.byte())
             payload = .questionAskFailed(questionID: qid, error: AskError(code: code, message: try r.optionalText()))
-        case 4:
+        case .questionAnswered:
             let qid = try r.uuid()
             let choice = try r.text()
             payload = .questionAnswered(questionID: qid, choiceID: choice, via: try Codes.via(try r.byte()))
-        case 5: payload = .questionExpired(questionID: try r.uuid())
-        case 6:
+        case .questionExpired: payload = .questionExpired(questionID: try r.uuid())
+        case .handlesObserved:
             var checked: [CommunicationHandle] = []
             for _ in 0..<(try r.count()) { checked.append(try r.handle()) }
             var known: [CommunicationHandle] = []
             for _ in 0..<(try r.count()) { known.append(try r.handle()) }
             payload = .handlesObserved(checked: checked, known: known)
-        case 7:
+        case .permissionChanged:
             let permission = try Codes.permission(try r.byte())
             let state = try Codes.state(try r.byte())
             let causeCode = try r.byte()
             payload = .permissionChanged(permission, state: state, cause: causeCode == 0 ? nil : try Codes.cause(causeCode))
-        default:
-            throw DecodingError(reason: "unknown event type tag \(tag)")
         }
         guard r.isAtEnd else { throw DecodingError(reason: "\(r.remaining) unexpected trailing bytes") }
-        return PermissionEvent(id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, payload: payload)
+        return PermissionEvent(id: header.id, subject: subject, occurredAt: header.occurredAt, recordedAt: header.recordedAt, payload: payload)
     }
 }
 
