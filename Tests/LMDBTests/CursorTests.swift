@@ -10,23 +10,29 @@ import Testing
         }
     }
 
+    /// The keys of `db` from first to last, each checked to hold its key in upper case (as `fill` stores).
+    private func keysForward(_ txn: ReadTransaction, _ db: Database) throws -> [String] {
+        let cursor = try txn.cursor(db)
+        var keys: [String] = []
+        var entry = try cursor.first()
+        while let (key, value) = entry {
+            #expect(string(value) == string(key)?.uppercased())
+            keys.append(string(key)!)
+            entry = try cursor.next()
+        }
+        return keys
+    }
+
     @Test func iteratesInKeyOrder() throws {
         try withEnvironment { env, db throws in
             try fill(env, db)
             let sorted = ["alpha", "b", "bravo", "charlie", "delta", "echo"]
             try env.read { txn throws in
-                let cursor = try txn.cursor(db)
-                var forward: [String] = []
-                var entry = try cursor.first()
-                while let (key, value) = entry {
-                    #expect(string(value) == string(key)?.uppercased())
-                    forward.append(string(key)!)
-                    entry = try cursor.next()
-                }
-                #expect(forward == sorted)
+                #expect(try keysForward(txn, db) == sorted)
 
+                let cursor = try txn.cursor(db)
                 var backward: [String] = []
-                entry = try cursor.last()
+                var entry = try cursor.last()
                 while let current = entry {
                     backward.append(string(current.key)!)
                     entry = try cursor.previous()
@@ -51,15 +57,7 @@ import Testing
                 #expect(throws: LMDBError.keyExists) { try cursor.put(key: bytes("b"), value: bytes("X"), flags: .noOverwrite) }
             }
             try env.read { txn throws in
-                let cursor = try txn.cursor(db)
-                var keys: [String] = []
-                var entry = try cursor.first()
-                while let (key, value) = entry {
-                    #expect(string(value) == string(key)?.uppercased())
-                    keys.append(string(key)!)
-                    entry = try cursor.next()
-                }
-                #expect(keys == ["alpha", "b", "bravo", "charlie"])
+                #expect(try keysForward(txn, db) == ["alpha", "b", "bravo", "charlie"])
             }
         }
     }
