@@ -150,6 +150,7 @@ import PermissionModel
             }
             let count = try r.count()
             var choices: [PermissionChoice] = []
+            choices.reserveCapacity(count)
             for _ in 0..<count {
                 let cid = try r.text()
                 let title = try r.text()
@@ -181,9 +182,13 @@ import PermissionModel
         case .questionExpired: payload = .questionExpired(questionID: try r.uuid())
         case .handlesObserved:
             var checked: [CommunicationHandle] = []
-            for _ in 0..<(try r.count()) { checked.append(try r.handle()) }
+            let checkedCount = try r.count()
+            checked.reserveCapacity(checkedCount)
+            for _ in 0..<checkedCount { checked.append(try r.handle()) }
             var known: [CommunicationHandle] = []
-            for _ in 0..<(try r.count()) { known.append(try r.handle()) }
+            let knownCount = try r.count()
+            known.reserveCapacity(knownCount)
+            for _ in 0..<knownCount { known.append(try r.handle()) }
             payload = .handlesObserved(checked: checked, known: known)
         case .permissionChanged:
             let permission = try Codes.permission(try r.byte())
@@ -208,7 +213,13 @@ enum Codes {
     }
     static func actions(mask: UInt64) throws(EventRecord.DecodingError) -> Set<CommunicationTopic.Action> {
         guard mask >> UInt64(actionOrder.count) == 0 else { throw .init(reason: "unknown action bits") }
-        return Set(actionOrder.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map(\.element))
+        return actionSets[Int(mask)]
+    }
+
+    /// The set of actions of every mask, made once: building a set hashes each action, and every
+    /// `question.asked` read back from the log needs one.
+    private static let actionSets: [Set<CommunicationTopic.Action>] = (0..<(1 << actionOrder.count)).map { mask in
+        Set(actionOrder.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element))
     }
 
     private static let kinds: [CommunicationHandle.Kind] = [.phoneNumber, .emailAddress, .custom]

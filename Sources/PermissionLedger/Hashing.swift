@@ -1,11 +1,34 @@
 import Crypto
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 
-func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+func sha256(_ bytes: [UInt8]) -> [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8](copying: $0) } }
 
 /// The chain hash after an event: SHA-256 over the previous hash followed by the event's stored bytes.
 @_spi(StorageEngine) public func chainHash(previous: ChainHash, record: [UInt8]) -> ChainHash {
     var hasher = SHA256()
     hasher.update(data: previous.bytes)
     hasher.update(data: record)
-    return ChainHash(unchecked: Array(hasher.finalize()))
+    return ChainHash(unchecked: hasher.finalize().withUnsafeBytes { [UInt8](copying: $0) })
+}
+
+extension [UInt8] {
+    /// A copy of `bytes` made with one `memcpy`: `Array(_:)` of a digest or of a slice of a buffer copies
+    /// a byte at a time through an iterator, and `init(unsafeUninitializedCapacity:)` looks up the array's
+    /// generic metadata on every call on this toolchain.
+    init(copying bytes: UnsafeRawBufferPointer) {
+        self.init()
+        reserveCapacity(bytes.count)
+        append(contentsOf: bytes)
+    }
+
+    /// Whether these bytes equal `other`'s, by one `memcmp`.
+    func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+        count == other.count && withUnsafeBytes { mine in
+            mine.isEmpty || memcmp(mine.baseAddress!, other.baseAddress!, mine.count) == 0
+        }
+    }
 }

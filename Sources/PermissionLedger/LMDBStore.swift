@@ -87,11 +87,11 @@ extension Cursor {
     func latest(_ entity: [UInt8], atMost seq: UInt64) throws -> (seq: UInt64, value: UnsafeRawBufferPointer)? {
         let entry: Entry?
         if seq == .max {
-            entry = try seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8)).flatMap { e in
+            entry = try seek(atOrAfter: Keys.versioned(entity, .max)).flatMap { e in
                 Keys.decodeSeq(e.key) == .max && e.key.count == entity.count + 8 ? e : try previous()
             } ?? (try last())
         } else {
-            entry = try seek(atOrAfter: entity + Keys.seq(seq + 1)) != nil ? try previous() : try last()
+            entry = try seek(atOrAfter: Keys.versioned(entity, seq + 1)) != nil ? try previous() : try last()
         }
         guard let entry, entry.key.count == entity.count + 8, entry.key.starts(with: entity) else { return nil }
         return (Keys.decodeSeq(entry.key), entry.value)
@@ -101,7 +101,7 @@ extension Cursor {
 /// A stored `events` value split into the chain hash in front and the event record after it.
 private func storedParts(_ value: UnsafeRawBufferPointer) throws -> (hash: ChainHash, record: UnsafeRawBufferPointer) {
     guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
-    return (ChainHash(unchecked: Array(value[0..<32])), UnsafeRawBufferPointer(rebasing: value[32...]))
+    return (ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: value[0..<32]))), UnsafeRawBufferPointer(rebasing: value[32...]))
 }
 
 /// The header of a stored event (see `EventRecord.decodeHeader`), with the chain hash stored before its record.
@@ -153,8 +153,8 @@ final class LMDBStore: ProjectionStore {
         return cursor
     }
 
-    private func put(_ table: VersionedTable, _ entity: [UInt8], seq: UInt64, value: [UInt8]) throws {
-        try txn.put(tables.database(table), key: entity + Keys.seq(seq), value: value)
+    private func put(_ table: VersionedTable, _ entity: consuming [UInt8], seq: UInt64, value: [UInt8]) throws {
+        try txn.put(tables.database(table), key: Keys.versioned(entity, seq), value: value)
     }
 
     func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
@@ -175,18 +175,17 @@ final class LMDBStore: ProjectionStore {
             guard error == .keyExists else { throw error }
         }
         let subjectKey = ByteKey(Keys.subjectPrefix(subject))
-        if changesSinceCheckpoint[subjectKey] == nil {
-            changesSinceCheckpoint[subjectKey] = try HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
-        }
-        try txn.put(tables.handleChanges, key: subjectKey.bytes + Keys.seq(seq) + Keys.handleOnly(row.handle), value: encoded)
-        changesSinceCheckpoint[subjectKey]! += 1
+        let changes = try changesSinceCheckpoint[subjectKey]
+            ?? HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
+        try txn.put(tables.handleChanges, key: Keys.handleChange(subject: subject, seq: seq, row.handle), value: encoded)
+        changesSinceCheckpoint[subjectKey] = changes + 1
         if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
     }
 
     func endEvent(seq: UInt64) throws {
         for subject in touchedSubjects where changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
             let rows = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
-            try txn.put(tables.handleCheckpoints, key: subject.bytes + Keys.seq(seq), value: HandleCheckpoint.encode(sortedRows: rows))
+            try txn.put(tables.handleCheckpoints, key: Keys.versioned(subject.bytes, seq), value: HandleCheckpoint.encode(sortedRows: rows))
             changesSinceCheckpoint[subject] = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
@@ -270,7 +269,7 @@ final class LMDBStore: ProjectionStore {
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         let seqKey = Keys.seq(seq)
         if rewritesLog { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
-        try txn.put(tables.subjectEvents, key: Keys.subjectPrefix(event.subject) + seqKey, value: [])
+        try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
         do {
             try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
         } catch {
@@ -278,13 +277,13 @@ final class LMDBStore: ProjectionStore {
             guard error == .keyExists, !rewritesLog else { throw error }
             throw LedgerError(.damaged, "the event's id \(quoted(event.id)) is already used by an earlier event", seq: seq)
         }
-        try appendCursor(tables.byRecordedAt).put(key: Keys.time(event.recordedAt!) + seqKey, value: [], flags: .append)
+        try appendCursor(tables.byRecordedAt).put(key: Keys.versioned(Keys.time(event.recordedAt!), seq), value: [], flags: .append)
         if newSubject {
             try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
             rememberSubject(ByteKey(Array(event.subject.utf8)))
         }
         if case .questionAsked(let question) = event.payload {
-            try putMostlyAscending(tables.questionsByAsked, key: Keys.time(event.occurredAt) + Keys.uuid(question.id), value: seqKey)
+            try putMostlyAscending(tables.questionsByAsked, key: Keys.asked(event.occurredAt, question: question.id), value: seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
             if let expiresAt = question.expiresAt {
@@ -358,7 +357,7 @@ final class MemoryStore: ProjectionStore {
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
         questions[id]?.definition.row = row
         questions[id]?.seq = seq
-        record("questions", Keys.uuid(id) + Keys.seq(seq), row.encoded())
+        record("questions", Keys.versioned(Keys.uuid(id), seq), row.encoded())
         if keepsRows, row.state != .pending, let expiresAt = row.expiresAt {
             expiries.remove(ByteKey(Keys.expiry(expiresAt, question: id)))
         }
@@ -374,25 +373,25 @@ final class MemoryStore: ProjectionStore {
             if handles[key] == nil { record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
             let subjectKey = ByteKey(Keys.subjectPrefix(subject))
             let handleKey = ByteKey(Keys.handleOnly(row.handle))
-            record("handleChanges", subjectKey.bytes + Keys.seq(seq) + handleKey.bytes, row.encoded())
+            record("handleChanges", Keys.handleChange(subject: subject, seq: seq, row.handle), row.encoded())
             handleSets[subjectKey, default: ([:], 0)].rows[handleKey] = row
             handleSets[subjectKey]!.changes += 1
             if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
         }
         handles[key] = row
-        record("handles", Keys.handle(subject: subject, row.handle) + Keys.seq(seq), row.encoded())
+        record("handles", Keys.versioned(Keys.handle(subject: subject, row.handle), seq), row.encoded())
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
         permissions[SubjectKey(subject: subject, item: row.permission)] = row
-        record("permissions", Keys.permission(subject: subject, row.permission) + Keys.seq(seq), row.encoded())
+        record("permissions", Keys.versioned(Keys.permission(subject: subject, row.permission), seq), row.encoded())
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(ByteKey(Array(subject.utf8))) }
 
     func endEvent(seq: UInt64) throws {
         for subject in touchedSubjects where handleSets[subject]!.changes >= HandleCheckpoint.interval {
-            record("handleCheckpoints", subject.bytes + Keys.seq(seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
+            record("handleCheckpoints", Keys.versioned(subject.bytes, seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
             handleSets[subject]!.changes = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
@@ -404,17 +403,17 @@ final class MemoryStore: ProjectionStore {
         if keepsRows { events[seq] = event }
         let seqKey = Keys.seq(seq)
         self.record("eventIDs", Array(event.id.utf8), seqKey)
-        self.record("byRecordedAt", Keys.time(event.recordedAt!) + seqKey, [])
-        self.record("subjectEvents", Keys.subjectPrefix(event.subject) + seqKey, [])
+        self.record("byRecordedAt", Keys.versioned(Keys.time(event.recordedAt!), seq), [])
+        self.record("subjectEvents", Keys.versioned(Keys.subjectPrefix(event.subject), seq), [])
         if newSubject {
             subjects.insert(ByteKey(Array(event.subject.utf8)))
             self.record("subjects", Array(event.subject.utf8), seqKey)
         }
         if case .questionAsked(let question) = event.payload {
-            self.record("questionsByAsked", Keys.time(event.occurredAt) + Keys.uuid(question.id), seqKey)
+            self.record("questionsByAsked", Keys.asked(event.occurredAt, question: question.id), seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             questions[question.id] = (QuestionDefinition(question: question, row: row), seq)
-            self.record("questions", Keys.uuid(question.id) + seqKey, row.encoded())
+            self.record("questions", Keys.versioned(Keys.uuid(question.id), seq), row.encoded())
             if keepsRows, let expiresAt = question.expiresAt {
                 expiries.insert(ByteKey(Keys.expiry(expiresAt, question: question.id)))
             }
@@ -454,7 +453,7 @@ enum HandleSets {
         }
         guard from <= seq else { return rows }
         let cursor = try txn.cursor(tables.handleChanges)
-        var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(from))
+        var entry = try cursor.seek(atOrAfter: Keys.versioned(prefix, from))
         while let e = entry, e.key.count > prefix.count + 8, e.key.starts(with: prefix) {
             let changeSeq = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
             if changeSeq > seq { break }
@@ -475,7 +474,7 @@ enum HandleSets {
         let from = try txn.cursor(tables.handleCheckpoints).latest(prefix, atMost: .max).map { $0.seq + 1 } ?? 1
         let cursor = try txn.cursor(tables.handleChanges)
         var count = 0
-        var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(from))
+        var entry = try cursor.seek(atOrAfter: Keys.versioned(prefix, from))
         while let e = entry, e.key.count > prefix.count + 8, e.key.starts(with: prefix) {
             count += 1
             entry = try cursor.next()

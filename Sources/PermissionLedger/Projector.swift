@@ -97,12 +97,14 @@ public enum AppendOutcome: Hashable, Sendable {
     /// - Throws: ``EventRejection`` when a rule rejects the event (nothing was written for it);
     ///   storage errors as they come.
     public mutating func apply(
-        _ offered: PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil, storedHash: ChainHash? = nil
+        _ offered: consuming PermissionEvent, clock: () -> Timestamp, storedRecord: [UInt8]? = nil, storedHash: ChainHash? = nil
     ) throws -> AppendOutcome {
-        let type = offered.type.rawValue
+        // One value, checked and then completed in place: a copy of an event retains each of its fields.
+        var input = offered
+        let type = input.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
         // Events made in Swift meet the same rules as those read from JSON Lines.
-        let input = try Self.checkedShape(offered, reject: reject)
+        try Self.checkShape(&input, reject: reject)
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)
@@ -189,10 +191,10 @@ public enum AppendOutcome: Hashable, Sendable {
             throw reject("hash \(given) does not match the chain hash the event would get, \(hash)")
         }
 
-        var event = input
-        event.recordedAt = recordedAt
-        event.seq = seq
-        event.hash = hash
+        input.recordedAt = recordedAt
+        input.seq = seq
+        input.hash = hash
+        let event = input
         let newSubject = try !store.isKnownSubject(event.subject)
         try store.storeEvent(event, seq: seq, record: record, hash: hash, newSubject: newSubject)
         switch plan {
@@ -221,20 +223,21 @@ public enum AppendOutcome: Hashable, Sendable {
 
     /// The rules of the JSON form that a value made in Swift could break, and the same normalization
     /// (duplicate handles in an observation folded), so that what is stored always exports and re-imports.
-    static func checkedShape(_ event: PermissionEvent, reject: (String) -> EventRejection) throws -> PermissionEvent {
-        for (text, field, limit) in [(event.id, "id", 128), (event.subject, "subject", 256)] {
-            do {
-                try validateText(text, field: field, maxBytes: limit)
-            } catch {
-                throw reject(error.description)
-            }
+    static func checkShape(_ event: inout PermissionEvent, reject: (String) -> EventRejection) throws {
+        // Field by field, not over an array of them: this runs for every event appended or replayed.
+        do {
+            try validateText(event.id, field: "id", maxBytes: 128)
+            try validateText(event.subject, field: "subject", maxBytes: 256)
+        } catch {
+            throw reject(error.description)
         }
-        for (name, time) in [("occurredAt", event.occurredAt), ("recordedAt", event.recordedAt)] {
+        func checkYear(_ time: Timestamp?, _ name: String) throws {
             if let time, time < .earliest || time > .latest {
                 throw reject("\(name): falls outside the years 0000 to 9999")
             }
         }
-        var event = event
+        try checkYear(event.occurredAt, "occurredAt")
+        try checkYear(event.recordedAt, "recordedAt")
         switch event.payload {
         case .questionAsked(let question):
             if let expiresAt = question.expiresAt, expiresAt <= event.occurredAt || expiresAt > .latest {
@@ -251,14 +254,13 @@ public enum AppendOutcome: Hashable, Sendable {
         default:
             break
         }
-        return event
     }
 
     private func knownQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {
         guard let definition = try store.question(id) else {
             throw reject("question \(id.uuidString) is not in the ledger (no question.asked for it)")
         }
-        guard definition.row.subject.utf8.elementsEqual(event.subject.utf8) else {
+        guard compareUTF8(definition.row.subject, event.subject) == 0 else {
             throw reject("subject \(quoted(event.subject)) differs from question \(id.uuidString)'s subject \(quoted(definition.row.subject))")
         }
         return definition

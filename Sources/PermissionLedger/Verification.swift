@@ -344,9 +344,9 @@ enum StoredLog {
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
             guard e.value.count > 32 else { throw LedgerError(.damaged, "the stored event is truncated", seq: seq) }
-            let record = Array(e.value[32...])
+            let record = [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[32...]))
             let hash = chainHash(previous: previous, record: record)
-            guard hash.bytes.elementsEqual(e.value[0..<32]) else {
+            guard hash.bytes.hasSameBytes(as: UnsafeRawBufferPointer(rebasing: e.value[0..<32])) else {
                 throw LedgerError(.damaged, "the chain hash does not match the event's bytes", seq: seq)
             }
             previous = hash
@@ -460,8 +460,8 @@ private final class Verifier {
             guard e.value.count <= fileSize else {
                 return damaged(seq, "the stored event claims \(e.value.count) bytes, more than the data file holds")
             }
-            let record = Array(e.value[32...])
-            let stored = ChainHash(unchecked: Array(e.value[0..<32]))
+            let record = [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[32...]))
+            let stored = ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[0..<32])))
             let hash = chainHash(previous: previous, record: record)
             guard hash == stored else {
                 return damaged(seq, "the chain hash does not match the event's bytes (stored \(stored), computed \(hash))")

@@ -139,7 +139,7 @@ extension String {
 /// Compares the UTF-8 bytes of two strings: negative, zero or positive as `a` orders before, equal to or
 /// after `b`, byte by byte (so by code point). One `memcmp`: `utf8.lexicographicallyPrecedes` and
 /// `utf8.elementsEqual` step through a byte at a time, and queries sort and search handles by value.
-func compareUTF8(_ a: String, _ b: String) -> Int {
+package func compareUTF8(_ a: String, _ b: String) -> Int {
     var a = a, b = b
     return a.withUTF8 { x in
         b.withUTF8 { y in

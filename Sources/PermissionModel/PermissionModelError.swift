@@ -79,8 +79,14 @@ extension Unicode.Scalar {
 extension String.UTF8View {
     /// Whether the text holds a C0 or C1 control character (U+0000–U+001F, U+007F–U+009F), by a byte scan.
     var containsControlCharacter: Bool {
+        // Over the string's own bytes when it has them in one piece (a native string does): the view's
+        // iterator decodes its position step by step.
+        withContiguousStorageIfAvailable(Self.containsControlCharacter) ?? Self.containsControlCharacter(self)
+    }
+
+    private static func containsControlCharacter(_ bytes: some Sequence<UInt8>) -> Bool {
         var previous: UInt8 = 0
-        for byte in self {
+        for byte in bytes {
             if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
             previous = byte
         }
