@@ -133,9 +133,12 @@ final class LMDBStore: ProjectionStore {
     /// do), so that appending there needs no search of the tree.
     private var appendCursors: [Database: Cursor] = [:]
     private var changesSinceCheckpoint: [ByteKey: Int] = [:]
+    /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
+    /// change would otherwise look its key up in the tree only to find it there.
+    private var handleSubjectsStored: Set<ByteKey> = []
     private var touchedSubjects: [ByteKey] = []
     /// The most entries each per-transaction cache (question definitions, known subjects, handle changes
-    /// since a subject's checkpoint) holds before it is emptied, so that a rebuild of a large log, or a
+    /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
     /// nothing but speed: what it held is read again from the transaction.
     var cacheLimit: Int
@@ -168,11 +171,16 @@ final class LMDBStore: ProjectionStore {
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
         let encoded = row.encoded()
         try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: encoded)
-        do {
-            try txn.put(tables.handleSubjects, key: Keys.handleSubject(row.handle, subject: subject), value: Keys.seq(seq), flags: .noOverwrite)
-        } catch {
-            // keyExists: the subject had this handle already.
-            guard error == .keyExists else { throw error }
+        let handleSubject = ByteKey(Keys.handleSubject(row.handle, subject: subject))
+        if !handleSubjectsStored.contains(handleSubject) {
+            do {
+                try txn.put(tables.handleSubjects, key: handleSubject.bytes, value: Keys.seq(seq), flags: .noOverwrite)
+            } catch {
+                // keyExists: the subject had this handle already.
+                guard error == .keyExists else { throw error }
+            }
+            if handleSubjectsStored.count >= cacheLimit { handleSubjectsStored.removeAll(keepingCapacity: true) }
+            handleSubjectsStored.insert(handleSubject)
         }
         let subjectKey = ByteKey(Keys.subjectPrefix(subject))
         let changes = try changesSinceCheckpoint[subjectKey]

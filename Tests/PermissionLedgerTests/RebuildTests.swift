@@ -30,6 +30,32 @@ import Testing
         }
     }
 
+    /// The write caches (question definitions, known subjects, checkpoint counts, stored `handleSubjects` keys)
+    /// only save lookups: emptied at every entry, they must leave every table as it is with the usual limit.
+    @Test("write caches emptied at every entry change no row", arguments: Fixtures.valid)
+    func tinyWriteCachesWriteTheSameTables(name: String) async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let imported = directory + "/imported", tiny = directory + "/tiny"
+            var events: [PermissionEvent] = []
+            do {
+                let ledger = try Ledger(path: imported, options: .init(durable: false))
+                try await ledger.importFixture(name)
+                try ledger.forEachEvent { events.append($0) }
+            }
+            do {
+                let ledger = try Ledger(path: tiny, options: .init(durable: false))
+                try ledger.environment.write { txn in
+                    var remaining = events.makeIterator()
+                    let store = LMDBStore(txn: txn, tables: ledger.tables, cacheLimit: 1)
+                    let head = try GroupCommitter.apply(
+                        { remaining.next() }, store: store, head: .empty, clock: { .earliest }, maxRejections: 1, outcome: { _ in })
+                    #expect(head.seq == UInt64(events.count))
+                }
+            }
+            #expect(try Self.digests(tiny) == Self.digests(imported))
+        }
+    }
+
     /// A ledger whose log ends with `repeated(first event, last event)` appended raw, chained on properly.
     static func withDamagedLog(
         _ repeated: (PermissionEvent, PermissionEvent) -> PermissionEvent, _ body: (String, LogHead) async throws -> Void

@@ -186,16 +186,26 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
 // MARK: - Rebuild
 
 func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> Figure {
+    // Each engine rebuilds twice, taking turns going first, and its faster rebuild counts: one rebuild writes
+    // hundreds of megabytes, and on a shared 2-core machine the same rebuild has been seen to take 24 s and
+    // then 33 s, as the disk flushes what the last one wrote or the host takes the cores.
     let before = try run.ledger.head()
-    let ledgerSeconds = try seconds { try run.ledger.rebuildProjections() }
-    let sqliteSeconds = try seconds { try run.sqlite.rebuildProjections() }
+    var ledgerSeconds = Double.infinity, sqliteSeconds = Double.infinity
+    for round in 0..<2 {
+        let steps: [() throws -> Void] = [
+            { ledgerSeconds = min(ledgerSeconds, try seconds { try run.ledger.rebuildProjections() }) },
+            { sqliteSeconds = min(sqliteSeconds, try seconds { try run.sqlite.rebuildProjections() }) },
+        ]
+        for k in 0..<2 { try steps[(k + round) % 2]() }
+    }
     let after = try run.ledger.head()
     precondition(after == before && run.sqlite.head.hash == before.hash, "a rebuild changed the head")
     let n = Double(run.events)
     let ratio = sqliteSeconds / ledgerSeconds
     return Figure(workload: "rebuild every projection from a \(run.events)-event log", unit: "events/s",
                   ledger: n / ledgerSeconds, sqlite: n / sqliteSeconds, ratio: ratio, ratioName: "ledger / SQLite",
-                  target: "≥ 5", met: ratio >= 5, note: "one durable transaction each, the chain checked as it is read")
+                  target: "≥ 5", met: ratio >= 5,
+                  note: "one durable transaction each, the chain checked as it is read; the faster of two rebuilds each, taking turns")
 }
 
 // MARK: - As-of queries and the import's memory
