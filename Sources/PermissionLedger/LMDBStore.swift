@@ -129,14 +129,23 @@ final class LMDBStore: ProjectionStore {
     /// the stored log, which holds each event id once: it does not look the id up before each event, and an
     /// id found twice all the same (damage) fails the rebuild when `eventIDs` refuses it.
     var rewritesLog = true
-    /// Cursors left at the end of `byRecordedAt` (whose keys ascend) and `questionsByAsked` (whose keys mostly
-    /// do), so that appending there needs no search of the tree.
-    private var appendCursors: [Database: Cursor] = [:]
+    /// Cursors kept open on tables written at or near the same place again and again: LMDB puts a key that
+    /// falls within the cursor's current page there without searching the tree from its root. `byRecordedAt`
+    /// (whose keys ascend) and `questionsByAsked` (whose keys mostly do) are appended at the end; in `eventIDs`,
+    /// ids that grow with time (counters, ULIDs, version 7 UUIDs) land next to the last one.
+    private var keptCursors: [Database: Cursor] = [:]
     private var changesSinceCheckpoint: [ByteKey: Int] = [:]
     /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
     /// change would otherwise look its key up in the tree only to find it there.
     private var handleSubjectsStored: Set<ByteKey> = []
     private var touchedSubjects: [ByteKey] = []
+    /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
+    /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
+    /// subject in key order (``flushSubjectEvents()``) instead of one random place in the tree per event.
+    private var pendingSubjectEvents: [ByteKey: [UInt64]] = [:]
+    private var pendingSubjectEventCount = 0
+    /// The most seqs held for `subjectEvents` (8 bytes each) before they are written.
+    var pendingSubjectEventLimit = 1 << 20
     /// The most entries each per-transaction cache (question definitions, known subjects, handle changes
     /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
@@ -208,13 +217,27 @@ final class LMDBStore: ProjectionStore {
 
     func seq(ofEventID id: String) throws -> UInt64? {
         guard rewritesLog else { return nil }
-        return try txn.get(tables.eventIDs, key: Array(id.utf8)).map(Keys.decodeSeq)
+        return try keptCursor(tables.eventIDs).seek(Array(id.utf8)).map { Keys.decodeSeq($0.value) }
+    }
+
+    /// Writes the `subjectEvents` rows a rebuild holds back, in key order: a subject's seqs are neighbours in
+    /// the tree, so each row goes where the cursor already is. A rebuild calls it before it commits.
+    func flushSubjectEvents() throws {
+        guard pendingSubjectEventCount > 0 else { return }
+        let cursor = try txn.cursor(tables.subjectEvents)
+        for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            for seq in pendingSubjectEvents[subject]! {
+                try cursor.put(key: Keys.versioned(subject.bytes, seq), value: [])
+            }
+        }
+        pendingSubjectEvents.removeAll(keepingCapacity: true)
+        pendingSubjectEventCount = 0
     }
 
     /// Writes a row whose key most likely sorts after every key of `db`: appended through a cursor kept at
     /// the end when it does, stored as by `txn.put` (with `flags`) when it does not.
     private func putMostlyAscending(_ db: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws {
-        let cursor = try appendCursor(db)
+        let cursor = try keptCursor(db)
         do {
             try cursor.put(key: key, value: value, flags: .append)
         } catch {
@@ -224,10 +247,10 @@ final class LMDBStore: ProjectionStore {
         }
     }
 
-    private func appendCursor(_ db: Database) throws -> Cursor {
-        if let cursor = appendCursors[db] { return cursor }
+    private func keptCursor(_ db: Database) throws -> Cursor {
+        if let cursor = keptCursors[db] { return cursor }
         let cursor = try txn.cursor(db)
-        appendCursors[db] = cursor
+        keptCursors[db] = cursor
         return cursor
     }
 
@@ -276,16 +299,23 @@ final class LMDBStore: ProjectionStore {
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         let seqKey = Keys.seq(seq)
-        if rewritesLog { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
-        try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
+        if rewritesLog {
+            try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
+            try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
+        } else {
+            pendingSubjectEvents[ByteKey(Keys.subjectPrefix(event.subject)), default: []].append(seq)
+            pendingSubjectEventCount += 1
+            if pendingSubjectEventCount >= pendingSubjectEventLimit { try flushSubjectEvents() }
+        }
+        let ids = try keptCursor(tables.eventIDs)
         do {
-            try txn.put(tables.eventIDs, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
+            try ids.put(key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
         } catch {
             // Appends look the id up first; a rebuild meets a second event with the same id only in a damaged log.
             guard error == .keyExists, !rewritesLog else { throw error }
             throw LedgerError(.damaged, "the event's id \(quoted(event.id)) is already used by an earlier event", seq: seq)
         }
-        try appendCursor(tables.byRecordedAt).put(key: Keys.versioned(Keys.time(event.recordedAt!), seq), value: [], flags: .append)
+        try keptCursor(tables.byRecordedAt).put(key: Keys.versioned(Keys.time(event.recordedAt!), seq), value: [], flags: .append)
         if newSubject {
             try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
             rememberSubject(ByteKey(Array(event.subject.utf8)))

@@ -269,7 +269,11 @@ extension Ledger {
         try Self.rebuildProjections(environment: environment, tables: tables, path: path)
     }
 
-    static func rebuildProjections(environment: Environment, tables: Tables, path: String) throws(LedgerError) {
+    /// - Parameter pendingSubjectEventLimit: how many `subjectEvents` rows are held back at most before they
+    ///   are written in key order (tests make it small, to write them in several goes).
+    static func rebuildProjections(
+        environment: Environment, tables: Tables, path: String, pendingSubjectEventLimit: Int = 1 << 20
+    ) throws(LedgerError) {
         do {
             // The old derived tables' pages are freed only when the transaction commits, so the new ones take
             // room of their own. A map that fills would be grown, and the whole rebuild run again from the first
@@ -281,6 +285,7 @@ extension Ledger {
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
                 let store = LMDBStore(txn: txn, tables: tables)
                 store.rewritesLog = false
+                store.pendingSubjectEventLimit = pendingSubjectEventLimit
                 var projector = Projector(store: store, head: .empty)
                 try StoredLog.forEach(txn.reader, tables) { event, record, hash in
                     // The log's rules held when it was written: an event they now turn away, or that does not
@@ -295,6 +300,7 @@ extension Ledger {
                         throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
                     }
                 }
+                try store.flushSubjectEvents()
             }
             try environment.sync(force: true)
         } catch {

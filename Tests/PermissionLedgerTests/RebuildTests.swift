@@ -30,6 +30,25 @@ import Testing
         }
     }
 
+    /// A rebuild holds `subjectEvents` rows back and writes them in key order: in one go before it commits,
+    /// or in several when it holds more than its limit. Either way every table equals what the appends wrote.
+    @Test("a rebuild that writes subjectEvents in several goes writes every table as the appends did", arguments: Fixtures.valid)
+    func rebuildWritingSubjectEventsInSeveralGoes(name: String) async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.importFixture(name)
+            }
+            let appended = try Self.digests(path)
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, pendingSubjectEventLimit: 3)
+            }
+            #expect(try Self.digests(path) == appended)
+        }
+    }
+
     /// The write caches (question definitions, known subjects, checkpoint counts, stored `handleSubjects` keys)
     /// only save lookups: emptied at every entry, they must leave every table as it is with the usual limit.
     @Test("write caches emptied at every entry change no row", arguments: Fixtures.valid)
