@@ -5,8 +5,6 @@ internal import Glibc
 internal import Darwin
 #endif
 
-func sha256(_ bytes: [UInt8]) -> [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8](copying: $0) } }
-
 /// The chain hash after an event: SHA-256 over the previous hash followed by the event's stored bytes.
 @_spi(StorageEngine) public func chainHash(previous: ChainHash, record: [UInt8]) -> ChainHash {
     var hasher = SHA256()
