@@ -165,8 +165,11 @@ final class LMDBStore: ProjectionStore {
         return cursor
     }
 
+    /// Writes a version through the table's cursor: when the rules have just looked the entity up (a new
+    /// question's id, a handle's current row), the cursor is already on the page the version belongs to, and
+    /// LMDB puts it there without searching the tree again from its root.
     private func put(_ table: VersionedTable, _ entity: consuming [UInt8], seq: UInt64, value: [UInt8]) throws {
-        try txn.put(tables.database(table), key: Keys.versioned(entity, seq), value: value)
+        try cursor(table).put(key: Keys.versioned(entity, seq), value: value)
     }
 
     func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
@@ -275,9 +278,15 @@ final class LMDBStore: ProjectionStore {
 
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
         try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
-        definitions[id]?.row = row
-        if row.state != .pending, let expiresAt = row.expiresAt {
-            try txn.delete(tables.expiries, key: Keys.expiry(expiresAt, question: id))
+        if row.state == .pending {
+            definitions[id]?.row = row
+        } else {
+            // Most questions meet no event after they stop being pending; the few that do (a late answer, a
+            // repeated one) read their definition again. So the cache holds about the pending questions alone.
+            definitions.removeValue(forKey: id)
+            if let expiresAt = row.expiresAt {
+                try txn.delete(tables.expiries, key: Keys.expiry(expiresAt, question: id))
+            }
         }
     }
 
