@@ -269,10 +269,14 @@ extension Ledger {
         try Self.rebuildProjections(environment: environment, tables: tables, path: path)
     }
 
-    /// - Parameter pendingSubjectEventLimit: how many `subjectEvents` rows are held back at most before they
-    ///   are written in key order (tests make it small, to write them in several goes).
+    /// - Parameters:
+    ///   - pendingSubjectEventLimit: how many `subjectEvents` rows are held back at most before they are
+    ///     written in key order (tests make it small, to write them in several goes).
+    ///   - readAheadBatchSize: how many events the log is read ahead in at a time, on a thread of its own
+    ///     (``LogReadAhead``); `nil` reads on the rebuilding thread, as a machine with one core does.
     static func rebuildProjections(
-        environment: Environment, tables: Tables, path: String, pendingSubjectEventLimit: Int = 1 << 20
+        environment: Environment, tables: Tables, path: String, pendingSubjectEventLimit: Int = 1 << 20,
+        readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? 256 : nil
     ) throws(LedgerError) {
         do {
             // The old derived tables' pages are freed only when the transaction commits, so the new ones take
@@ -287,7 +291,7 @@ extension Ledger {
                 store.rewritesLog = false
                 store.pendingSubjectEventLimit = pendingSubjectEventLimit
                 var projector = Projector(store: store, head: .empty)
-                try StoredLog.forEach(txn.reader, tables) { event, record, hash in
+                func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
                     // The log's rules held when it was written: an event they now turn away, or that does not
                     // land at its own seq (a duplicate), is damage, and no projection is kept from it.
                     let outcome: AppendOutcome
@@ -299,6 +303,11 @@ extension Ledger {
                     guard outcome == .appended(seq: event.seq!) else {
                         throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
                     }
+                }
+                if let readAheadBatchSize {
+                    try LogReadAhead.forEach(environment, tables, batchSize: readAheadBatchSize, apply)
+                } else {
+                    try StoredLog.forEach(txn.reader, tables, apply)
                 }
                 try store.flushSubjectEvents()
             }

@@ -49,6 +49,28 @@ import Testing
         }
     }
 
+    /// A rebuild reads the log ahead on a thread of its own, or on its own thread on a machine with one core.
+    /// Whichever way, and however small the batches handed over, every table equals what the appends wrote.
+    @Test("a rebuild reading the log ahead in batches of any size, or not at all, writes every table as the appends did",
+          arguments: Fixtures.valid)
+    func rebuildReadingAheadOrNot(name: String) async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.importFixture(name)
+            }
+            let appended = try Self.digests(path)
+            for batchSize in Self.readAheadBatchSizes + [2, 3] {
+                do {
+                    let ledger = try Ledger(path: path, options: .init(durable: false))
+                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, readAheadBatchSize: batchSize)
+                }
+                #expect(try Self.digests(path) == appended, "read-ahead batches of \(batchSize.map(String.init) ?? "none")")
+            }
+        }
+    }
+
     /// The write caches (question definitions, known subjects, checkpoint counts, stored `handleSubjects` keys)
     /// only save lookups: emptied at every entry, they must leave every table as it is with the usual limit.
     @Test("write caches emptied at every entry change no row", arguments: Fixtures.valid)
@@ -102,17 +124,30 @@ import Testing
         }
     }
 
-    /// Rebuilds the ledger at `path`, expecting damage at `seq`, and that nothing changed.
+    /// The ways a rebuild reads the log: on its own thread, and ahead on another one in batches of one event
+    /// (a handoff at every event) or of the usual size.
+    static let readAheadBatchSizes: [Int?] = [nil, 1, 256]
+
+    /// Rebuilds the ledger at `path`, expecting damage at `seq`, and that nothing changed: with the public
+    /// call, then reading the log in each of the ways there are.
     static func expectDamage(_ path: String, seq: UInt64, mentioning words: String) throws {
         let before = try digests(path)
+        var errors: [LedgerError] = []
         do {
             let ledger = try Ledger(path: path, options: .init(durable: false))
-            let error = try #require(throws: LedgerError.self) { try ledger.rebuildProjections() }
+            errors.append(try #require(throws: LedgerError.self) { try ledger.rebuildProjections() })
+            for batchSize in readAheadBatchSizes {
+                errors.append(try #require(throws: LedgerError.self) {
+                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, readAheadBatchSize: batchSize)
+                })
+            }
+        }
+        for error in errors {
             #expect(error.kind == .damaged, "\(error.message)")
             #expect(error.seq == seq, "\(error.message)")
             #expect(error.message.contains(words), "\(error.message)")
         }
-        #expect(try digests(path) == before, "the failed rebuild is rolled back whole")
+        #expect(try digests(path) == before, "the failed rebuilds are rolled back whole")
     }
 
     @Test("a rebuild of a log holding an event id twice fails as damage at that event and changes nothing")
@@ -122,6 +157,56 @@ import Testing
             PermissionEvent(id: first.id, subject: last.subject, occurredAt: last.occurredAt, payload: .permissionChanged(.camera, state: .denied, cause: nil))
         }) { path, head in
             try Self.expectDamage(path, seq: head.seq + 1, mentioning: "already used by an earlier event")
+        }
+    }
+
+    /// Overwrites the stored record of `seq` with `record`, leaving its chain hash as it was.
+    static func replaceRecord(_ path: String, seq: UInt64, _ change: (inout [UInt8]) -> Void) throws {
+        let environment = try Environment(path: path, options: .init(maxDatabases: 32, durable: false))
+        let events = try environment.openDatabase("events", create: false)
+        try environment.write { txn in
+            var value = [UInt8](try #require(try txn.get(events, key: Keys.seq(seq))))
+            var record = Array(value[32...])
+            change(&record)
+            value.replaceSubrange(32..., with: record)
+            try txn.put(events, key: Keys.seq(seq), value: value)
+        }
+    }
+
+    @Test("a rebuild of a log whose chain breaks fails as damage at that event, however the log is read, and changes nothing")
+    func aBrokenChainIsDamage() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.importFixture("late-answer.jsonl")
+            }
+            // The last byte of the second event's record (its id's or payload's), changed: the record still
+            // decodes, but no longer hashes to what is stored.
+            try Self.replaceRecord(path, seq: 2) { $0[$0.count - 1] ^= 0x01 }
+            try Self.expectDamage(path, seq: 2, mentioning: "chain hash does not match")
+        }
+    }
+
+    /// Damage the reading thread finds after an event the rules turn away is reported after it: the first
+    /// damage in log order is the one named, wherever it is found.
+    @Test("a rule broken before a broken chain is the damage a rebuild reports")
+    func theFirstDamageInLogOrderIsReported() async throws {
+        try await Self.withDamagedLog({ first, _ in
+            var event = first
+            event.id = "asked-again"
+            return event
+        }) { path, head in
+            // A second copy of the damaged event after it, its record then changed without its hash.
+            do {
+                let environment = try Environment(path: path, options: .init(maxDatabases: 32, durable: false))
+                let events = try environment.openDatabase("events", create: false)
+                try environment.write { txn in
+                    let value = [UInt8](try #require(try txn.get(events, key: Keys.seq(head.seq + 1))))
+                    try txn.put(events, key: Keys.seq(head.seq + 2), value: value)
+                }
+            }
+            try Self.expectDamage(path, seq: head.seq + 1, mentioning: "breaks a rule of the log")
         }
     }
 

@@ -1,0 +1,112 @@
+import Foundation
+import LMDB
+
+/// The stored log read, checked against its hash chain and decoded on a thread of its own, a few batches
+/// ahead of the thread that applies it: what a rebuild of the projections reads with.
+///
+/// Reading is about a sixth of a rebuild's work (the SHA-256 of every record, decoding, copying each
+/// record out of the map). On a machine with a second core it overlaps with applying the rules and
+/// writing the tables, which is the rest.
+///
+/// The reader has a read transaction of its own. It sees the same log as the writer that started before
+/// it: the writer holds LMDB's write lock, so nothing can be committed between the two, and a rebuild
+/// changes no event. Damage the reader finds (a broken chain, an undecodable record, an LMDB error) is
+/// thrown to the applying thread after every event before it, so the first damage in log order is the
+/// one reported, wherever it is found.
+final class LogReadAhead: @unchecked Sendable {
+    typealias Item = (event: PermissionEvent, record: [UInt8], hash: ChainHash)
+
+    private let condition = NSCondition()
+    private var batches: [[Item]] = []
+    private var readerEnded = false
+    private var failure: (any Error)?
+    private var cancelled = false
+    private let depth: Int
+
+    private init(depth: Int) {
+        self.depth = depth
+    }
+
+    /// Calls `body` with each stored event (with its `seq`), its record and its chain hash, in log order,
+    /// exactly as ``StoredLog/forEach(_:_:_:)`` does, reading on another thread `batchSize` events at a time
+    /// and at most `depth` batches ahead. The reading thread has ended when this returns or throws.
+    static func forEach(
+        _ environment: Environment, _ tables: Tables, batchSize: Int = 256, depth: Int = 8,
+        _ body: (PermissionEvent, [UInt8], ChainHash) throws -> Void
+    ) throws {
+        precondition(batchSize > 0 && depth > 0)
+        let reader = LogReadAhead(depth: depth)
+        startThread(named: "ledger-log-reader") { reader.read(environment, tables, batchSize: batchSize) }
+        // Also when `body` throws: the reader stops at its next batch, and its read transaction ends before
+        // the caller's write transaction does (a map grown after a failed write needs every transaction gone).
+        defer { reader.cancelAndWait() }
+        while let batch = try reader.next() {
+            for item in batch { try body(item.event, item.record, item.hash) }
+        }
+    }
+
+    private struct Cancelled: Error {}
+
+    private func read(_ environment: Environment, _ tables: Tables, batchSize: Int) {
+        var failure: (any Error)?
+        var batch: [Item] = []
+        batch.reserveCapacity(batchSize)
+        do {
+            try environment.read { txn in
+                try StoredLog.forEach(txn, tables) { event, record, hash in
+                    batch.append((event, record, hash))
+                    if batch.count == batchSize {
+                        guard send(batch) else { throw Cancelled() }
+                        batch = []
+                        batch.reserveCapacity(batchSize)
+                    }
+                }
+            }
+        } catch is Cancelled {
+            batch = []
+        } catch {
+            failure = error
+        }
+        // The events read before any damage go first: the rules may find damage earlier in the log.
+        if !batch.isEmpty { _ = send(batch) }
+        condition.lock()
+        self.failure = failure
+        readerEnded = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Queues a batch, waiting while `depth` batches wait already; `false` once the applying side has stopped.
+    private func send(_ batch: [Item]) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count >= depth && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        batches.append(batch)
+        condition.broadcast()
+        return true
+    }
+
+    /// The next batch in log order; `nil` after the last one; throws what the reader met after the batches
+    /// before it.
+    private func next() throws -> [Item]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.isEmpty && !readerEnded { condition.wait() }
+        if !batches.isEmpty {
+            condition.broadcast()
+            return batches.removeFirst()
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    private func cancelAndWait() {
+        condition.lock()
+        cancelled = true
+        batches.removeAll()
+        condition.broadcast()
+        while !readerEnded { condition.wait() }
+        condition.unlock()
+    }
+}
