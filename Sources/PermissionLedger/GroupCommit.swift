@@ -262,8 +262,11 @@ final class WorkerThread<Item>: @unchecked Sendable {
     private var working = 0
     private var stopping = false
     private var running = true
-    private let take: ([Item]) -> Int
-    private let work: ([Item]) -> Void
+    /// What the thread runs, dropped by the thread itself before ``stop()`` returns: `work` may hold the
+    /// environment, which must be closed by the time whoever stopped the thread goes on (a ledger reopened
+    /// right after it was released would otherwise find it still open in this process).
+    private var take: (([Item]) -> Int)?
+    private var work: (([Item]) -> Void)?
 
     init(name: String, take: @escaping ([Item]) -> Int, work: @escaping ([Item]) -> Void) {
         self.take = take
@@ -302,15 +305,21 @@ final class WorkerThread<Item>: @unchecked Sendable {
             condition.lock()
             while items.isEmpty && !stopping { condition.wait() }
             if items.isEmpty {
+                condition.unlock()
+                // Only this thread uses them. Released out of the lock (releasing `work` may close the
+                // environment), and before `stop` returns.
+                (take, work) = (nil, nil)
+                condition.lock()
                 running = false
                 condition.broadcast()
                 condition.unlock()
                 return
             }
-            let count = max(1, min(items.count, take(items)))
+            let count = max(1, min(items.count, take!(items)))
             let taken = Array(items[..<count])
             items.removeFirst(count)
             working = count
+            let work = self.work!
             condition.unlock()
             work(taken)
             condition.lock()

@@ -18,13 +18,20 @@ final class LogReadAhead: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var batches: [[Item]] = []
+    /// Batches the applying side is done with: the reader frees them, so that freeing every event's
+    /// strings and arrays is not the applying thread's work as well.
+    private var spent: [[Item]] = []
     private var readerEnded = false
     private var failure: (any Error)?
     private var cancelled = false
     private let depth: Int
+    /// The reader's; it lets go of it before it says it has ended, so that the environment is not held by
+    /// a thread on its way out when the rebuild returns (a ledger released then would stay open a moment).
+    private var environment: Environment?
 
-    private init(depth: Int) {
+    private init(depth: Int, environment: Environment) {
         self.depth = depth
+        self.environment = environment
     }
 
     /// Calls `body` with each stored event (with its `seq`), its record and its chain hash, in log order,
@@ -35,24 +42,26 @@ final class LogReadAhead: @unchecked Sendable {
         _ body: (PermissionEvent, [UInt8], ChainHash) throws -> Void
     ) throws {
         precondition(batchSize > 0 && depth > 0)
-        let reader = LogReadAhead(depth: depth)
-        startThread(named: "ledger-log-reader") { reader.read(environment, tables, batchSize: batchSize) }
+        let reader = LogReadAhead(depth: depth, environment: environment)
+        startThread(named: "ledger-log-reader") { reader.read(tables, batchSize: batchSize) }
         // Also when `body` throws: the reader stops at its next batch, and its read transaction ends before
         // the caller's write transaction does (a map grown after a failed write needs every transaction gone).
         defer { reader.cancelAndWait() }
-        while let batch = try reader.next() {
+        var done: [Item] = []
+        while let batch = try reader.next(handingBack: &done) {
             for item in batch { try body(item.event, item.record, item.hash) }
+            done = batch
         }
     }
 
     private struct Cancelled: Error {}
 
-    private func read(_ environment: Environment, _ tables: Tables, batchSize: Int) {
+    private func read(_ tables: Tables, batchSize: Int) {
         var failure: (any Error)?
         var batch: [Item] = []
         batch.reserveCapacity(batchSize)
         do {
-            try environment.read { txn in
+            try environment!.read { txn in
                 try StoredLog.forEach(txn, tables) { event, record, hash in
                     batch.append((event, record, hash))
                     if batch.count == batchSize {
@@ -69,6 +78,7 @@ final class LogReadAhead: @unchecked Sendable {
         }
         // The events read before any damage go first: the rules may find damage earlier in the log.
         if !batch.isEmpty { _ = send(batch) }
+        environment = nil
         condition.lock()
         self.failure = failure
         readerEnded = true
@@ -79,19 +89,30 @@ final class LogReadAhead: @unchecked Sendable {
     /// Queues a batch, waiting while `depth` batches wait already; `false` once the applying side has stopped.
     private func send(_ batch: [Item]) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
         while batches.count >= depth && !cancelled { condition.wait() }
-        guard !cancelled else { return false }
+        guard !cancelled else {
+            condition.unlock()
+            return false
+        }
         batches.append(batch)
         condition.broadcast()
+        var spent: [[Item]] = []
+        swap(&spent, &self.spent)
+        condition.unlock()
+        // The batches applied since the last call are freed here, on the reader's thread, out of the lock.
+        spent.removeAll()
         return true
     }
 
-    /// The next batch in log order; `nil` after the last one; throws what the reader met after the batches
-    /// before it.
-    private func next() throws -> [Item]? {
+    /// The next batch in log order, after handing back the one applied before it (`done`, left empty);
+    /// `nil` after the last one; throws what the reader met after the batches before it.
+    private func next(handingBack done: inout [Item]) throws -> [Item]? {
         condition.lock()
         defer { condition.unlock() }
+        if !done.isEmpty {
+            spent.append(done)
+            done = []
+        }
         while batches.isEmpty && !readerEnded { condition.wait() }
         if !batches.isEmpty {
             condition.broadcast()
@@ -105,6 +126,7 @@ final class LogReadAhead: @unchecked Sendable {
         condition.lock()
         cancelled = true
         batches.removeAll()
+        spent.removeAll()
         condition.broadcast()
         while !readerEnded { condition.wait() }
         condition.unlock()

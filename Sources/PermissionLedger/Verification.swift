@@ -269,15 +269,19 @@ extension Ledger {
         try Self.rebuildProjections(environment: environment, tables: tables, path: path)
     }
 
-    /// - Parameters:
-    ///   - pendingSubjectEventLimit: how many `subjectEvents` rows are held back at most before they are
-    ///     written in key order (tests make it small, to write them in several goes).
-    ///   - readAheadBatchSize: how many events the log is read ahead in at a time, on a thread of its own
-    ///     (``LogReadAhead``); `nil` reads on the rebuilding thread, as a machine with one core does.
-    static func rebuildProjections(
-        environment: Environment, tables: Tables, path: String, pendingSubjectEventLimit: Int = 1 << 20,
-        readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? 256 : nil
-    ) throws(LedgerError) {
+    /// How a rebuild holds memory and reads the log. The defaults are what the ledger uses; tests make the
+    /// limits small, so that every fallback is taken and must write the very same tables.
+    struct RebuildTuning {
+        /// How many events the log is read ahead in at a time, on a thread of its own (``LogReadAhead``);
+        /// `nil` reads on the rebuilding thread, as a machine with one core does.
+        var readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? 256 : nil
+        /// How many `subjectEvents` rows are held back at most before they are written in key order.
+        var pendingSubjectEventLimit = 1 << 20
+        /// The most entries of each write cache (``LMDBStore/cacheLimit``).
+        var cacheLimit = 200_000
+    }
+
+    static func rebuildProjections(environment: Environment, tables: Tables, path: String, tuning: RebuildTuning = .init()) throws(LedgerError) {
         do {
             // The old derived tables' pages are freed only when the transaction commits, so the new ones take
             // room of their own. A map that fills would be grown, and the whole rebuild run again from the first
@@ -287,9 +291,9 @@ extension Ledger {
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
-                let store = LMDBStore(txn: txn, tables: tables)
+                let store = LMDBStore(txn: txn, tables: tables, cacheLimit: tuning.cacheLimit)
                 store.rewritesLog = false
-                store.pendingSubjectEventLimit = pendingSubjectEventLimit
+                store.pendingSubjectEventLimit = tuning.pendingSubjectEventLimit
                 var projector = Projector(store: store, head: .empty)
                 func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
                     // The log's rules held when it was written: an event they now turn away, or that does not
@@ -304,8 +308,8 @@ extension Ledger {
                         throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
                     }
                 }
-                if let readAheadBatchSize {
-                    try LogReadAhead.forEach(environment, tables, batchSize: readAheadBatchSize, apply)
+                if let batchSize = tuning.readAheadBatchSize {
+                    try LogReadAhead.forEach(environment, tables, batchSize: batchSize, apply)
                 } else {
                     try StoredLog.forEach(txn.reader, tables, apply)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import PermissionLedger
 import PermissionModel
 import Testing
@@ -37,6 +38,26 @@ import Testing
                 #expect(try Snapshot(readOnly) == before)
                 #expect(try readOnly.read(asOf: .seq(1200)) { try $0.knownHandles(subject: "kid-dev") }.count == 8)
             }
+        }
+    }
+
+    /// A ledger is closed when its last reference goes, on the thread that lets it go: its writer and
+    /// flusher threads drop what they hold of it before it is released, so it can be opened again at once.
+    @Test("a released ledger can be opened again at once, with durable appends on its writer and flusher threads")
+    func aReleasedLedgerIsClosedAtOnce() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            for round in 1...40 {
+                do {
+                    let ledger = try Ledger(path: path, options: .init(durable: true))
+                    try await ledger.append(json: JSONLine.permission("p-\(round)", subject: "kid-eve", "camera", "authorized", at: "20:00:00", recorded: "20:00:00"))
+                }
+                // Not a Ledger: an environment of its own, which refuses a directory still open in this process.
+                let environment = try Environment(path: path, options: .init(maxDatabases: 32, readOnly: true))
+                _ = environment
+            }
+            let ledger = try Ledger(path: path)
+            #expect(try ledger.head().seq == 40)
         }
     }
 

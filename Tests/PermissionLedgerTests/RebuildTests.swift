@@ -30,10 +30,17 @@ import Testing
         }
     }
 
-    /// A rebuild holds `subjectEvents` rows back and writes them in key order: in one go before it commits,
-    /// or in several when it holds more than its limit. Either way every table equals what the appends wrote.
-    @Test("a rebuild that writes subjectEvents in several goes writes every table as the appends did", arguments: Fixtures.valid)
-    func rebuildWritingSubjectEventsInSeveralGoes(name: String) async throws {
+    /// What a rebuild holds in memory only saves work: `subjectEvents` rows held back and written in key
+    /// order, the write caches. Given up early (a limit of 1 takes every fallback at every event), every
+    /// table still equals what the appends wrote.
+    static let smallLimits: [(String, Ledger.RebuildTuning)] = [
+        ("subjectEvents written every 3 rows", .init(pendingSubjectEventLimit: 3)),
+        ("caches of one entry", .init(cacheLimit: 1)),
+        ("both, read on the rebuilding thread", .init(readAheadBatchSize: nil, pendingSubjectEventLimit: 1, cacheLimit: 1)),
+    ]
+
+    @Test("a rebuild that gives up what it holds in memory early writes every table as the appends did", arguments: Fixtures.valid)
+    func rebuildWithSmallLimits(name: String) async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
             do {
@@ -41,11 +48,13 @@ import Testing
                 try await ledger.importFixture(name)
             }
             let appended = try Self.digests(path)
-            do {
-                let ledger = try Ledger(path: path, options: .init(durable: false))
-                try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, pendingSubjectEventLimit: 3)
+            for (limits, tuning) in Self.smallLimits {
+                do {
+                    let ledger = try Ledger(path: path, options: .init(durable: false))
+                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, tuning: tuning)
+                }
+                #expect(try Self.digests(path) == appended, "\(limits)")
             }
-            #expect(try Self.digests(path) == appended)
         }
     }
 
@@ -64,7 +73,8 @@ import Testing
             for batchSize in Self.readAheadBatchSizes + [2, 3] {
                 do {
                     let ledger = try Ledger(path: path, options: .init(durable: false))
-                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, readAheadBatchSize: batchSize)
+                    try Ledger.rebuildProjections(
+                        environment: ledger.environment, tables: ledger.tables, path: path, tuning: .init(readAheadBatchSize: batchSize))
                 }
                 #expect(try Self.digests(path) == appended, "read-ahead batches of \(batchSize.map(String.init) ?? "none")")
             }
@@ -129,16 +139,17 @@ import Testing
     static let readAheadBatchSizes: [Int?] = [nil, 1, 256]
 
     /// Rebuilds the ledger at `path`, expecting damage at `seq`, and that nothing changed: with the public
-    /// call, then reading the log in each of the ways there are.
+    /// call, then reading the log in each of the ways there are, and with every small limit.
     static func expectDamage(_ path: String, seq: UInt64, mentioning words: String) throws {
         let before = try digests(path)
         var errors: [LedgerError] = []
         do {
             let ledger = try Ledger(path: path, options: .init(durable: false))
             errors.append(try #require(throws: LedgerError.self) { try ledger.rebuildProjections() })
-            for batchSize in readAheadBatchSizes {
+            let tunings = readAheadBatchSizes.map { Ledger.RebuildTuning(readAheadBatchSize: $0) } + smallLimits.map(\.1)
+            for tuning in tunings {
                 errors.append(try #require(throws: LedgerError.self) {
-                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, readAheadBatchSize: batchSize)
+                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, tuning: tuning)
                 })
             }
         }
@@ -185,6 +196,32 @@ import Testing
             // decodes, but no longer hashes to what is stored.
             try Self.replaceRecord(path, seq: 2) { $0[$0.count - 1] ^= 0x01 }
             try Self.expectDamage(path, seq: 2, mentioning: "chain hash does not match")
+        }
+    }
+
+    /// The reading thread lets go of the environment before the rebuild returns, also when the rebuild
+    /// fails at once: a ledger released right after is closed, and can be opened again in this process.
+    @Test("the reading thread has let go of the environment when a rebuild returns or fails")
+    func theReadingThreadLetsGoOfTheEnvironment() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.importFixture("late-answer.jsonl")
+            }
+            for round in 0..<40 {
+                if round == 20 { try Self.replaceRecord(path, seq: 1) { $0[$0.count - 1] ^= 0x01 } }
+                do {
+                    var environment = try Environment(path: path, options: .init(maxDatabases: 32, durable: false))
+                    let tables = try Tables(environment: environment, create: false)
+                    let tuning = Ledger.RebuildTuning(readAheadBatchSize: 1 + round % 3)
+                    let rebuilt = (try? Ledger.rebuildProjections(environment: environment, tables: tables, path: path, tuning: tuning)) != nil
+                    #expect(rebuilt == (round < 20))
+                    #expect(isKnownUniquelyReferenced(&environment), "round \(round)")
+                }
+                // Closed when released: opened again at once.
+                _ = try Environment(path: path, options: .init(maxDatabases: 32, readOnly: true))
+            }
         }
     }
 
