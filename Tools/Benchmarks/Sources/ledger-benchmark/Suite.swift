@@ -101,7 +101,7 @@ func runSuite(_ arguments: [String]) async throws {
         let appendRun = try measureAppend(options)
         figures += appendRun.figures
         log("2/4 rebuilding every projection from the \(options.events)-event log …")
-        figures.append(try measureRebuild(appendRun, options: options))
+        figures += try measureRebuild(appendRun, options: options)
         if !options.keep { try? FileManager.default.removeItem(atPath: appendRun.directory) }
     }
     if options.parts.contains("queries") {
@@ -185,27 +185,34 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
 
 // MARK: - Rebuild
 
-func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> Figure {
+func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> [Figure] {
     // Each engine rebuilds twice, taking turns going first, and its faster rebuild counts: one rebuild writes
     // hundreds of megabytes, and on a shared 2-core machine the same rebuild has been seen to take 24 s and
-    // then 33 s, as the disk flushes what the last one wrote or the host takes the cores.
+    // then 33 s, as the disk flushes what the last one wrote or the host takes the cores. The ledger reads
+    // its log ahead on a second core; it is also timed reading on the rebuilding thread alone, as SQLite's does.
     let before = try run.ledger.head()
-    var ledgerSeconds = Double.infinity, sqliteSeconds = Double.infinity
+    var ledgerSeconds = Double.infinity, oneThreadSeconds = Double.infinity, sqliteSeconds = Double.infinity
     for round in 0..<2 {
         let steps: [() throws -> Void] = [
-            { ledgerSeconds = min(ledgerSeconds, try seconds { try run.ledger.rebuildProjections() }) },
+            { ledgerSeconds = min(ledgerSeconds, try seconds { try run.ledger.rebuildProjections(readingAhead: true) }) },
             { sqliteSeconds = min(sqliteSeconds, try seconds { try run.sqlite.rebuildProjections() }) },
+            { oneThreadSeconds = min(oneThreadSeconds, try seconds { try run.ledger.rebuildProjections(readingAhead: false) }) },
         ]
-        for k in 0..<2 { try steps[(k + round) % 2]() }
+        for k in 0..<3 { try steps[(k + round) % 3]() }
     }
     let after = try run.ledger.head()
     precondition(after == before && run.sqlite.head.hash == before.hash, "a rebuild changed the head")
     let n = Double(run.events)
     let ratio = sqliteSeconds / ledgerSeconds
-    return Figure(workload: "rebuild every projection from a \(run.events)-event log", unit: "events/s",
-                  ledger: n / ledgerSeconds, sqlite: n / sqliteSeconds, ratio: ratio, ratioName: "ledger / SQLite",
-                  target: "≥ 5", met: ratio >= 5,
-                  note: "one durable transaction each, the chain checked as it is read; the faster of two rebuilds each, taking turns")
+    return [
+        Figure(workload: "rebuild every projection from a \(run.events)-event log", unit: "events/s",
+               ledger: n / ledgerSeconds, sqlite: n / sqliteSeconds, ratio: ratio, ratioName: "ledger / SQLite",
+               target: "≥ 5", met: ratio >= 5,
+               note: "one durable transaction each, the chain checked as it is read; the ledger reads its log ahead on a second thread; the faster of two rebuilds each, taking turns"),
+        Figure(workload: "  the same, the ledger reading its log on the rebuilding thread", unit: "events/s",
+               ledger: n / oneThreadSeconds, sqlite: n / sqliteSeconds, ratio: sqliteSeconds / oneThreadSeconds,
+               ratioName: "ledger / SQLite", target: "(one core)", met: nil),
+    ]
 }
 
 // MARK: - As-of queries and the import's memory
