@@ -36,11 +36,15 @@ final class LogReadAhead: @unchecked Sendable {
 
     /// Calls `body` with each stored event (with its `seq`), its record and its chain hash, in log order,
     /// exactly as ``StoredLog/forEach(_:_:_:)`` does, reading on another thread `batchSize` events at a time
-    /// and at most `depth` batches ahead. The reading thread has ended when this returns or throws.
+    /// and at most `depth` batches ahead. The reading thread has let go of the environment when this returns
+    /// or throws.
+    ///
+    /// - Returns: `false`, having called `body` for no event, when the reading thread could not begin a
+    ///   read transaction because every reader slot of the environment is taken: read on this thread then.
     static func forEach(
         _ environment: Environment, _ tables: Tables, batchSize: Int = 256, depth: Int = 8,
         _ body: (PermissionEvent, [UInt8], ChainHash) throws -> Void
-    ) throws {
+    ) throws -> Bool {
         precondition(batchSize > 0 && depth > 0)
         let reader = LogReadAhead(depth: depth, environment: environment)
         startThread(named: "ledger-log-reader") { reader.read(tables, batchSize: batchSize) }
@@ -48,20 +52,29 @@ final class LogReadAhead: @unchecked Sendable {
         // the caller's write transaction does (a map grown after a failed write needs every transaction gone).
         defer { reader.cancelAndWait() }
         var done: [Item] = []
-        while let batch = try reader.next(handingBack: &done) {
-            for item in batch { try body(item.event, item.record, item.hash) }
-            done = batch
+        do {
+            while let batch = try reader.next(handingBack: &done) {
+                for item in batch { try body(item.event, item.record, item.hash) }
+                done = batch
+            }
+        } catch is NoReaderSlot {
+            return false
         }
+        return true
     }
 
     private struct Cancelled: Error {}
+    /// The reader could not begin its transaction for want of a reader slot, before it read anything.
+    private struct NoReaderSlot: Error {}
 
     private func read(_ tables: Tables, batchSize: Int) {
         var failure: (any Error)?
         var batch: [Item] = []
         batch.reserveCapacity(batchSize)
+        var began = false
         do {
             try environment!.read { txn in
+                began = true
                 try StoredLog.forEach(txn, tables) { event, record, hash in
                     batch.append((event, record, hash))
                     if batch.count == batchSize {
@@ -73,6 +86,8 @@ final class LogReadAhead: @unchecked Sendable {
             }
         } catch is Cancelled {
             batch = []
+        } catch let error as LMDBError where error == .readersFull && !began {
+            failure = NoReaderSlot()
         } catch {
             failure = error
         }

@@ -320,11 +320,10 @@ extension Ledger {
                         throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
                     }
                 }
-                if let batchSize = tuning.readAheadBatchSize {
-                    try LogReadAhead.forEach(environment, tables, batchSize: batchSize, apply)
-                } else {
-                    try StoredLog.forEach(txn.reader, tables, apply)
-                }
+                // Read ahead on a second thread; on this one with one core, or when no reader slot is free for
+                // the second thread's transaction (this one's write transaction needs none).
+                let readAhead = try tuning.readAheadBatchSize.map { try LogReadAhead.forEach(environment, tables, batchSize: $0, apply) }
+                if readAhead != true { try StoredLog.forEach(txn.reader, tables, apply) }
                 try store.flushSubjectEvents()
             }
             try environment.sync(force: true)

@@ -225,6 +225,42 @@ import Testing
         }
     }
 
+    /// The second thread needs a reader slot of its own (the rebuild's write transaction needs none). With
+    /// every slot taken it reads nothing and says so, and the rebuild reads on its own thread instead.
+    @Test("with no reader slot free the read-ahead reads nothing and says so; with one free it reads every event")
+    func readAheadWithoutAFreeReaderSlot() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            var expected: [UInt64] = []
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.importFixture("late-answer.jsonl")
+                try ledger.forEachEvent { expected.append($0.seq!) }
+            }
+            // A lock file sized for one reader (no process has the ledger open).
+            try FileManager.default.removeItem(atPath: path + "/lock.mdb")
+            let environment = try Environment(path: path, options: .init(maxDatabases: 32, maxReaders: 1, durable: false))
+            let tables = try Tables(environment: environment, create: false)
+            let taken = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+            Thread {
+                _ = try? environment.read { _ in
+                    taken.signal()
+                    release.wait()
+                }
+                released.signal()
+            }.start()
+            taken.wait()
+            var seen: [UInt64] = []
+            let readAhead = try LogReadAhead.forEach(environment, tables, batchSize: 2) { event, _, _ in seen.append(event.seq!) }
+            release.signal()
+            released.wait()
+            #expect(!readAhead)
+            #expect(seen.isEmpty)
+            #expect(try LogReadAhead.forEach(environment, tables, batchSize: 2) { event, _, _ in seen.append(event.seq!) })
+            #expect(seen == expected)
+        }
+    }
+
     /// Damage the reading thread finds after an event the rules turn away is reported after it: the first
     /// damage in log order is the one named, wherever it is found.
     @Test("a rule broken before a broken chain is the damage a rebuild reports")
