@@ -269,24 +269,28 @@ extension Ledger {
     /// a second thread, a few hundred events ahead of the rules. The first damage in log order is reported
     /// (``LedgerError/Kind/damaged``, with its `seq`), whichever thread finds it, and nothing is changed.
     public func rebuildProjections() throws(LedgerError) {
-        guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
-        try Self.rebuildProjections(environment: environment, tables: tables, path: path)
+        try rebuildProjections(tuning: RebuildTuning())
     }
 
     /// ``rebuildProjections()`` with the log read ahead on a second thread (`readingAhead`, the default on a
     /// machine with more than one core) or on the rebuilding thread: the benchmark suite measures both.
     @_spi(StorageEngine) public func rebuildProjections(readingAhead: Bool) throws(LedgerError) {
+        try rebuildProjections(tuning: RebuildTuning(readAheadBatchSize: readingAhead ? RebuildTuning.readAheadBatch : nil))
+    }
+
+    private func rebuildProjections(tuning: RebuildTuning) throws(LedgerError) {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
-        try Self.rebuildProjections(
-            environment: environment, tables: tables, path: path, tuning: .init(readAheadBatchSize: readingAhead ? 256 : nil))
+        try Self.rebuildProjections(environment: environment, tables: tables, path: path, tuning: tuning)
     }
 
     /// How a rebuild holds memory and reads the log. The defaults are what the ledger uses; tests make the
     /// limits small, so that every fallback is taken and must write the very same tables.
     struct RebuildTuning {
+        /// The events in each batch read ahead, when the log is read ahead.
+        static let readAheadBatch = 256
         /// How many events the log is read ahead in at a time, on a thread of its own (``LogReadAhead``);
         /// `nil` reads on the rebuilding thread, as a machine with one core does.
-        var readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? 256 : nil
+        var readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? readAheadBatch : nil
         /// How many `subjectEvents` rows are held back at most before they are written in key order.
         var pendingSubjectEventLimit = 1 << 20
         /// The most entries of each write cache (``LMDBStore/cacheLimit``).
