@@ -41,21 +41,7 @@ import Testing
 
     @Test("a rebuild that gives up what it holds in memory early writes every table as the appends did", arguments: Fixtures.valid)
     func rebuildWithSmallLimits(name: String) async throws {
-        try await withTemporaryDirectory { directory async throws in
-            let path = directory + "/ledger"
-            do {
-                let ledger = try Ledger(path: path, options: .init(durable: false))
-                try await ledger.importFixture(name)
-            }
-            let appended = try Self.digests(path)
-            for (limits, tuning) in Self.smallLimits {
-                do {
-                    let ledger = try Ledger(path: path, options: .init(durable: false))
-                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, tuning: tuning)
-                }
-                #expect(try Self.digests(path) == appended, "\(limits)")
-            }
-        }
+        try await Self.expectRebuildsWriteTheAppendedTables(name, Self.smallLimits)
     }
 
     /// A rebuild reads the log ahead on a thread of its own, or on its own thread on a machine with one core.
@@ -63,6 +49,14 @@ import Testing
     @Test("a rebuild reading the log ahead in batches of any size, or not at all, writes every table as the appends did",
           arguments: Fixtures.valid)
     func rebuildReadingAheadOrNot(name: String) async throws {
+        try await Self.expectRebuildsWriteTheAppendedTables(name, (Self.readAheadBatchSizes + [2, 3]).map { batchSize in
+            ("read-ahead batches of \(batchSize.map(String.init) ?? "none")", Ledger.RebuildTuning(readAheadBatchSize: batchSize))
+        })
+    }
+
+    /// Imports the fixture `name`, then rebuilds its ledger with each tuning in turn, expecting every table
+    /// to equal what the appends wrote after each.
+    static func expectRebuildsWriteTheAppendedTables(_ name: String, _ tunings: [(String, Ledger.RebuildTuning)]) async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
             do {
@@ -70,13 +64,12 @@ import Testing
                 try await ledger.importFixture(name)
             }
             let appended = try Self.digests(path)
-            for batchSize in Self.readAheadBatchSizes + [2, 3] {
+            for (what, tuning) in tunings {
                 do {
                     let ledger = try Ledger(path: path, options: .init(durable: false))
-                    try Ledger.rebuildProjections(
-                        environment: ledger.environment, tables: ledger.tables, path: path, tuning: .init(readAheadBatchSize: batchSize))
+                    try Ledger.rebuildProjections(environment: ledger.environment, tables: ledger.tables, path: path, tuning: tuning)
                 }
-                #expect(try Self.digests(path) == appended, "read-ahead batches of \(batchSize.map(String.init) ?? "none")")
+                #expect(try Self.digests(path) == appended, "\(what)")
             }
         }
     }
