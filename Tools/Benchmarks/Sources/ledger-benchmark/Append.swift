@@ -62,3 +62,11 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     try body()
     return now() - start
 }
+
+/// The bytes this process has passed to `write`-like system calls so far (`wchar` of `/proc/self/io`): with
+/// LMDB, every dirty page a commit writes; with SQLite, its WAL and checkpoints. `nil` where there is no such file.
+func bytesWrittenByProcess() -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") }) else { return nil }
+    return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces))
+}

@@ -143,6 +143,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     let sqlite = try SQLiteLedger(path: directory + "/ledger.sqlite")
     var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
     var times = [0.0, 0.0, 0.0]
+    var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0] }
     var remaining = options.events
     var round = 0
     while remaining > 0 {
@@ -158,7 +159,9 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
         ]
         for k in 0..<3 {
             let (engine, step) = steps[(k + round) % 3]
+            let writtenBefore = bytesWrittenByProcess()
             times[engine] += try seconds(step)
+            if let writtenBefore, let writtenAfter = bytesWrittenByProcess() { written?[engine] += writtenAfter - writtenBefore }
         }
         round += 1
         if round % 20 == 0 { log("  \(options.events - remaining) events") }
@@ -170,6 +173,14 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     let rates = times.map { n / $0 }
     let ledgerBytes = fileSize(directory + "/ledger/data.mdb")
     let sqliteBytes = try sqlite.bytesOnDisk()
+    // Bytes written per event: the file is what stays, this is what each commit wrote to get there. A commit
+    // rewrites every page its B-tree changes, so inserts at scattered keys write whole pages for a few bytes each.
+    let writes = written.map { w in
+        Figure(workload: "bytes written per event during the append", unit: "bytes", ledger: Double(w[0]) / n,
+               raw: Double(w[1]) / n, sqlite: Double(w[2]) / n, ratio: Double(w[0]) / Double(w[2]),
+               ratioName: "ledger / SQLite", target: "(none)", met: nil,
+               note: "wchar of /proc/self/io around each engine's transactions: every page a commit writes")
+    }
     return AppendRun(directory: directory, ledger: ledger, sqlite: sqlite, events: options.events, figures: [
         Figure(workload: "batched durable append, \(options.events) events in transactions of \(options.batch)", unit: "events/s",
                ledger: rates[0], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
@@ -180,7 +191,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                raw: Double(raw.bytesOnDisk) / n, sqlite: Double(sqliteBytes) / n, ratio: Double(ledgerBytes) / Double(sqliteBytes),
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
-    ])
+    ] + (writes.map { [$0] } ?? []))
 }
 
 // MARK: - Rebuild

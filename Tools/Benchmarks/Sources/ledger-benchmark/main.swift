@@ -5,6 +5,7 @@
 //   ledger-benchmark append [options]    the ledger alone: batched durable append and in-memory replay
 //   ledger-benchmark latency [options]   as-of query latency on a small and a large ledger
 //   ledger-benchmark group-commit [...]  concurrent durable single appends, with and without group commit
+//   ledger-benchmark pages LEDGER        which tables a durable commit rewrites, in leaf pages (a diagnosis)
 //   ledger-benchmark workload [options]  writes the suite's seeded workload as JSON Lines to standard output
 //                                        (to study an import on its own, e.g. under `/usr/bin/time -v`)
 //
@@ -20,7 +21,8 @@ case "append": try runAppendBenchmark(arguments)
 case "latency": try runLatencyBenchmark(arguments)
 case "group-commit": try await runGroupCommitBenchmark(arguments)
 case "workload": try writeWorkload(arguments)
+case "pages": try runPagesDiagnosis(arguments)
 default:
-    print("usage: ledger-benchmark [suite | append | latency | group-commit | workload] [options]; --help after a mode lists its options")
+    print("usage: ledger-benchmark [suite | append | latency | group-commit | pages | workload] [options]; --help after a mode lists its options")
     exit(2)
 }
