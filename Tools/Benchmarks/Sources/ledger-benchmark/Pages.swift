@@ -9,11 +9,30 @@ import LMDB
 /// the entries of each window of `N` seqs fall on: the pages a commit of those `N` events dirtied, estimated on
 /// the tree as it is now (earlier commits wrote to smaller trees). Reported for the last five full windows.
 func runPagesDiagnosis(_ arguments: [String]) throws {
-    guard let path = arguments.first(where: { !$0.hasPrefix("-") }) else {
+    let path = arguments.enumerated().first { index, argument in
+        !argument.hasPrefix("-") && (index == 0 || arguments[index - 1] != "--batch")
+    }?.element
+    guard let path else {
         print("usage: ledger-benchmark pages LEDGER [--batch N]   (LEDGER: a ledger directory, e.g. one kept by `append --keep`)")
         exit(2)
     }
-    let batch = arguments.firstIndex(of: "--batch").flatMap { Int(arguments[$0 + 1]) } ?? 10_000
+    var batch = 10_000
+    if let flag = arguments.firstIndex(of: "--batch") {
+        guard flag + 1 < arguments.count, let value = Int(arguments[flag + 1]), value > 0 else {
+            print("--batch takes a positive number of events")
+            exit(2)
+        }
+        batch = value
+    }
+    do {
+        try printPagesPerCommit(ledger: path, batch: batch)
+    } catch {
+        print("ledger-benchmark pages: \(path): cannot read the ledger's tables (\(error))")
+        exit(1)
+    }
+}
+
+private func printPagesPerCommit(ledger path: String, batch: Int) throws {
     let environment = try Environment(path: path, options: .init(mapSize: 1 << 40, maxDatabases: 32, readOnly: true))
     var rows: [(table: String, entries: Int, leaves: Int, perCommit: Double)] = []
     for table in ["events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
