@@ -54,15 +54,19 @@ import Testing
         })
     }
 
+    /// Imports the fixture `name` into a new ledger at `path` (not durable: nothing here needs a flush), and
+    /// closes it.
+    static func importFixture(_ name: String, at path: String) async throws {
+        let ledger = try Ledger(path: path, options: .init(durable: false))
+        try await ledger.importFixture(name)
+    }
+
     /// Imports the fixture `name`, then rebuilds its ledger with each tuning in turn, expecting every table
     /// to equal what the appends wrote after each.
     static func expectRebuildsWriteTheAppendedTables(_ name: String, _ tunings: [(String, Ledger.RebuildTuning)]) async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
-            do {
-                let ledger = try Ledger(path: path, options: .init(durable: false))
-                try await ledger.importFixture(name)
-            }
+            try await Self.importFixture(name, at: path)
             let appended = try Self.digests(path)
             for (what, tuning) in tunings {
                 do {
@@ -181,10 +185,7 @@ import Testing
     func aBrokenChainIsDamage() async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
-            do {
-                let ledger = try Ledger(path: path, options: .init(durable: false))
-                try await ledger.importFixture("late-answer.jsonl")
-            }
+            try await Self.importFixture("late-answer.jsonl", at: path)
             // The last byte of the second event's record (its id's or payload's), changed: the record still
             // decodes, but no longer hashes to what is stored.
             try Self.replaceRecord(path, seq: 2) { $0[$0.count - 1] ^= 0x01 }
@@ -198,10 +199,7 @@ import Testing
     func theReadingThreadLetsGoOfTheEnvironment() async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
-            do {
-                let ledger = try Ledger(path: path, options: .init(durable: false))
-                try await ledger.importFixture("late-answer.jsonl")
-            }
+            try await Self.importFixture("late-answer.jsonl", at: path)
             for round in 0..<40 {
                 if round == 20 { try Self.replaceRecord(path, seq: 1) { $0[$0.count - 1] ^= 0x01 } }
                 do {
