@@ -35,11 +35,13 @@ func runPagesDiagnosis(_ arguments: [String]) throws {
 private func printPagesPerCommit(ledger path: String, batch: Int) throws {
     let environment = try Environment(path: path, options: .init(mapSize: 1 << 40, maxDatabases: 32, readOnly: true))
     var rows: [(table: String, entries: Int, leaves: Int, perCommit: Double)] = []
+    var pageSize = 0
     for table in ["events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
                   "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints"] {
         let db = try environment.openDatabase(table, create: false)
         try environment.read { txn in
             let statistics = try txn.statistics(db)
+            pageSize = statistics.pageSize
             guard statistics.entries > 0 else { return }
             let perLeaf = Double(statistics.entries) / Double(statistics.leafPages)
             var leavesByWindow: [Int: Set<Int>] = [:]
@@ -64,7 +66,7 @@ private func printPagesPerCommit(ledger path: String, batch: Int) throws {
     for row in rows.sorted(by: { $0.perCommit > $1.perCommit }) {
         print("| \(row.table) | \(row.entries) | \(row.leaves) | \(Int(row.perCommit.rounded())) | \(String(format: "%.0f%%", 100 * row.perCommit / total)) |")
     }
-    print("| all | | | \(Int(total.rounded())) (\(Int((total * 4096 / Double(batch)).rounded())) bytes per event, 4 KiB pages) | |")
+    print("| all | | | \(Int(total.rounded())) (\(Int((total * Double(pageSize) / Double(batch)).rounded())) bytes per event, pages of \(pageSize) bytes) | |")
 }
 
 /// The seq of the event that wrote a table entry: in the key of log-ordered and versioned tables, in the value of
