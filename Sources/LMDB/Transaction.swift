@@ -212,6 +212,16 @@ public struct WriteTransaction {
     /// The same transaction, seen through the read-only API.
     public var reader: ReadTransaction { ReadTransaction(state: state) }
 
+    /// The id this transaction's snapshot gets if it commits: one more than the last committed write
+    /// transaction's, in any process. A write that begins with the id after the one a commit got
+    /// therefore follows that commit directly, with no other write in between. A nested transaction has
+    /// its parent's id; an aborted write's id is used again by the next write.
+    ///
+    /// The corresponding LMDB function is `mdb_txn_id`.
+    public func id() throws(LMDBError) -> Int {
+        Int(mdb_txn_id(try state.transaction()))
+    }
+
     /// Returns the value stored for `key`, or `nil` if there is none. The buffer is valid
     /// until the next update in this transaction or the end of the transaction.
     ///

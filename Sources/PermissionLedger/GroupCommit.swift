@@ -29,6 +29,8 @@ final class GroupCommitter: @unchecked Sendable {
         /// page, which the writer leaves to the flusher thread (the next group's transaction then runs while the
         /// last one is flushed), or does itself when every append has a transaction of its own.
         let durable: Bool
+        /// What the ledger's last committed write learned of the tables.
+        let writerCache: CarriedWriterCache
     }
 
     /// The most events committed in one shared transaction: bounds the latency a large group adds.
@@ -169,11 +171,13 @@ final class GroupCommitter: @unchecked Sendable {
     static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
-            let head = try context.environment.write { txn in
-                // The closure runs again from scratch when the map has to grow.
+            let (head, cache, transaction) = try context.environment.write { txn in
+                // The closure runs again from scratch when the map has to grow (with an empty cache: the
+                // first attempt took the carried one).
                 results = []
+                let transaction = try txn.id()
                 var head = try Ledger.head(txn.reader, context.tables)
-                var store = LMDBStore(txn: txn, tables: context.tables)
+                var store = LMDBStore(txn: txn, tables: context.tables, cache: context.writerCache.take(forTransaction: transaction))
                 for request in group {
                     do {
                         if request.events.count == 1 || group.count == 1 {
@@ -196,8 +200,9 @@ final class GroupCommitter: @unchecked Sendable {
                         results.append(.failure(rejected))
                     }
                 }
-                return head
+                return (head, store.cache, transaction)
             }
+            context.writerCache.keep(cache, committedTransaction: transaction)
             return (results, head.seq)
         } catch let rejected as AppendRejected {
             return ([.failure(rejected)], nil)

@@ -122,9 +122,9 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> P
 final class LMDBStore: ProjectionStore {
     let txn: WriteTransaction
     let tables: Tables
-    private var definitions: [UUID: QuestionDefinition] = [:]
+    /// What the rules learned of the tables: given by the caller, perhaps from the write just before.
+    let cache: WriterCache
     private var cursors: [VersionedTable: Cursor] = [:]
-    private var subjectsSeen: Set<ByteKey> = []
     /// Whether `storeEvent` appends to the log (false while rebuilding projections from it). A rebuild replays
     /// the stored log, which holds each event id once: it does not look the id up before each event, and an
     /// id found twice all the same (damage) fails the rebuild when `eventIDs` refuses it.
@@ -134,10 +134,6 @@ final class LMDBStore: ProjectionStore {
     /// (whose keys ascend) and `questionsByAsked` (whose keys mostly do) are appended at the end; in `eventIDs`,
     /// ids that grow with time (counters, ULIDs, version 7 UUIDs) land next to the last one.
     private var keptCursors: [Database: Cursor] = [:]
-    private var changesSinceCheckpoint: [ByteKey: Int] = [:]
-    /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
-    /// change would otherwise look its key up in the tree only to find it there.
-    private var handleSubjectsStored: Set<ByteKey> = []
     private var touchedSubjects: [ByteKey] = []
     /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
     /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
@@ -152,10 +148,30 @@ final class LMDBStore: ProjectionStore {
     /// nothing but speed: what it held is read again from the transaction.
     var cacheLimit: Int
 
-    init(txn: WriteTransaction, tables: Tables, cacheLimit: Int = 200_000) {
+    init(txn: WriteTransaction, tables: Tables, cacheLimit: Int = 200_000, cache: WriterCache = WriterCache()) {
         self.txn = txn
         self.tables = tables
         self.cacheLimit = cacheLimit
+        self.cache = cache
+    }
+
+    // The caches, by the names the rules use. A subject's handle changes again and again, and each change
+    // would otherwise look its `handleSubjects` key up in the tree only to find it there.
+    private var definitions: [UUID: QuestionDefinition] {
+        get { cache.definitions }
+        _modify { yield &cache.definitions }
+    }
+    private var subjectsSeen: Set<ByteKey> {
+        get { cache.subjectsSeen }
+        _modify { yield &cache.subjectsSeen }
+    }
+    private var changesSinceCheckpoint: [ByteKey: Int] {
+        get { cache.changesSinceCheckpoint }
+        _modify { yield &cache.changesSinceCheckpoint }
+    }
+    private var handleSubjectsStored: Set<ByteKey> {
+        get { cache.handleSubjectsStored }
+        _modify { yield &cache.handleSubjectsStored }
     }
 
     private func cursor(_ table: VersionedTable) throws -> Cursor {

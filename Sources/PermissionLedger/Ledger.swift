@@ -64,6 +64,9 @@ public final class Ledger: Sendable {
     let watch = LogWatch()
     /// The head of the last snapshot a read found it in: every read of the same snapshot has the same head.
     private let cachedHead = HeadCache()
+    /// What the last committed write learned of the tables, for the write that directly follows it
+    /// (the writer thread's groups and ``appendSynchronously(_:maxRejections:progress:)`` alike).
+    let writerCache = CarriedWriterCache()
     /// How many reader slots of dead processes opening the ledger cleared.
     public let staleReadersCleared: Int
     /// The writer thread, absent when the ledger is read-only.
@@ -149,7 +152,7 @@ public final class Ledger: Sendable {
         committer = options.readOnly ? nil : GroupCommitter(
             context: .init(
                 environment: environment, tables: tables, path: path, clock: options.clock, watch: watch,
-                durable: options.durable),
+                durable: options.durable, writerCache: writerCache),
             maxGroupEvents: options.maxEventsPerCommit)
     }
 
@@ -266,13 +269,16 @@ public final class Ledger: Sendable {
         if let failure = watch.failure { throw failure }
         let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
         do {
-            let summary = try environment.write { txn in
+            let (summary, cache, transaction) = try environment.write { txn in
+                let transaction = try txn.id()
+                let cache = writerCache.take(forTransaction: transaction)
                 let summary = try GroupCommitter.apply(
-                    request, store: LMDBStore(txn: txn, tables: tables), head: try Self.head(txn.reader, tables),
+                    request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
                     clock: options.clock, progress: progress)
                 if dryRun { throw DryRun(summary: summary) }
-                return summary
+                return (summary, cache, transaction)
             }
+            writerCache.keep(cache, committedTransaction: transaction)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary
         } catch let dry as DryRun {

@@ -67,6 +67,36 @@ import Testing
         }
     }
 
+    /// This process's writes carry what they learned of the tables (a pending question's definition) from
+    /// one transaction to the next, but only while no other write comes in between: after another process
+    /// answers the question, this process must see it answered, not pending as its last write left it.
+    @Test func anotherProcesssWriteBetweenTwoOfOursIsSeenByTheSecond() async throws {
+        try await withSandboxAsync { sandbox in
+            let path = sandbox.path("shared")
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            let question = "FAD10000-0000-4000-8000-0000000000AA"
+            func event(_ json: String) throws -> PermissionEvent { try #require(try EventJSON.decode(line: json)) }
+            let asked = try event(#"{"type":"question.asked","id":"mp-1","subject":"kid-ben","occurredAt":"2026-11-20T07:00:00Z","question":{"id":"\#(question)","topic":{"significantAppUpdate":{"description":"A new page."}}}}"#)
+            // Two writes of ours, so the second starts from the first's cache with the question pending.
+            try ledger.appendSynchronously([asked])
+            try ledger.appendSynchronously([try event(#"{"type":"permission.changed","id":"mp-2","subject":"kid-ben","occurredAt":"2026-11-20T07:00:01Z","permission":"camera","state":"denied"}"#)])
+
+            let approval = sandbox.path("approval.jsonl")
+            try Data((#"{"type":"question.answered","id":"mp-3","subject":"kid-ben","occurredAt":"2026-11-20T07:01:00Z","questionId":"\#(question)","choiceId":"approve"}"# + "\n").utf8)
+                .write(to: URL(fileURLWithPath: approval))
+            let imported = try sandbox.run(["import", "--ledger", path, approval])
+            #expect(imported.status == 0, "\(imported)")
+
+            let denial = try event(#"{"type":"question.answered","id":"mp-4","subject":"kid-ben","occurredAt":"2026-11-20T07:02:00Z","questionId":"\#(question)","choiceId":"decline"}"#)
+            let rejected = #expect(throws: AppendRejected.self) { try ledger.appendSynchronously([denial]) }
+            #expect(rejected?.description.contains("already answered") == true, "\(String(describing: rejected))")
+            // The writer thread's groups check the same way.
+            await #expect(throws: AppendRejected.self) { try await ledger.append(denial) }
+            #expect(try ledger.head().seq == 3)
+            #expect(try ledger.verify().isIntact)
+        }
+    }
+
     @Test func theAuditToolReadsWhileThisProcessAppends() async throws {
         try await withSandboxAsync { sandbox in
             let path = sandbox.path("live")

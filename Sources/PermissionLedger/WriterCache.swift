@@ -1,0 +1,65 @@
+import Foundation
+import PermissionModel
+
+/// What the rules learned of the ledger's state while writing: each a cache of what the tables hold,
+/// so emptying one changes nothing but speed.
+///
+/// A write transaction starts from the cache its ledger's last commit left (``CarriedWriterCache``)
+/// when no other write came in between, so that a server's stream of small transactions (group commits,
+/// single appends) does not read every pending question's definition, subject and handle count again
+/// in each.
+final class WriterCache {
+    /// The pending questions' definitions (a question leaves when it stops being pending).
+    var definitions: [UUID: QuestionDefinition] = [:]
+    /// Subjects known to have events.
+    var subjectsSeen: Set<ByteKey> = []
+    /// Per subject (its key prefix): how many handle changes follow its latest checkpoint.
+    var changesSinceCheckpoint: [ByteKey: Int] = [:]
+    /// The `handleSubjects` keys known to be stored.
+    var handleSubjectsStored: Set<ByteKey> = []
+
+    /// How many entries the caches hold together.
+    var count: Int { definitions.count + subjectsSeen.count + changesSinceCheckpoint.count + handleSubjectsStored.count }
+}
+
+/// The ``WriterCache`` of a ledger's last committed write, handed to the next write only when that write
+/// directly follows it: its LMDB transaction id is the next one, so nothing was committed in between, by
+/// this process or any other, and the cache still describes the tables.
+///
+/// A write takes the cache before it changes anything and gives it back only once it has committed, so a
+/// write that aborts (a rejected batch, a dry run, a map grown and the transaction run again, a failed
+/// commit) leaves nothing behind, and the next write starts from an empty cache.
+final class CarriedWriterCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cache: WriterCache?
+    private var committed = 0
+    /// The most entries kept from one write to the next: a larger cache is dropped at the commit, so a
+    /// long-running server holds a bounded amount of memory between writes.
+    let limit: Int
+
+    init(limit: Int = 50_000) {
+        self.limit = limit
+    }
+
+    /// The cache for a write transaction whose id is `transaction`: the last commit's, when that commit got
+    /// the id just before, or a new one.
+    func take(forTransaction transaction: Int) -> WriterCache {
+        lock.withLock {
+            defer { cache = nil }
+            if let cache, transaction == committed + 1 { return cache }
+            return WriterCache()
+        }
+    }
+
+    /// Keeps `cache` for the next write, now that the write transaction `transaction` committed with it.
+    func keep(_ cache: WriterCache, committedTransaction transaction: Int) {
+        lock.withLock {
+            guard cache.count <= limit else {
+                self.cache = nil
+                return
+            }
+            self.cache = cache
+            committed = transaction
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+@_spi(StorageEngine) @testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// A write transaction starts from what the ledger's last commit learned of the tables, and only when it
+/// follows that commit directly. (Another process writing in between: `MultiProcessTests`.)
+@Suite struct WriterCacheTests {
+    typealias Events = GroupCommitTests
+
+    /// The id the next write transaction of `ledger` gets: one more than the last committed snapshot's.
+    static func nextTransaction(_ ledger: Ledger) throws -> Int {
+        try ledger.environment.read { try $0.snapshotID() } + 1
+    }
+
+    @Test func theCarriedCacheGoesOnlyToTheTransactionRightAfterItsCommit() {
+        let carried = CarriedWriterCache(limit: 10)
+        let cache = WriterCache()
+        cache.subjectsSeen.insert(ByteKey(Array("kid-1".utf8)))
+
+        carried.keep(cache, committedTransaction: 7)
+        #expect(carried.take(forTransaction: 9) !== cache, "a write committed in between")
+        #expect(carried.take(forTransaction: 8) !== cache, "a take empties the slot, whichever transaction asked")
+
+        carried.keep(cache, committedTransaction: 7)
+        #expect(carried.take(forTransaction: 8) === cache)
+        #expect(carried.take(forTransaction: 8) !== cache, "a transaction run again (the map grew) starts empty")
+
+        for n in 0..<10 { cache.subjectsSeen.insert(ByteKey(Array("kid-\(n + 2)".utf8))) }
+        carried.keep(cache, committedTransaction: 8)
+        #expect(carried.take(forTransaction: 9) !== cache, "a cache over the limit is not kept between writes")
+    }
+
+    @Test func eachWayOfWritingCarriesItsCacheToTheNextWrite() async throws {
+        try await withLedger { ledger in
+            try ledger.appendSynchronously([Events.asked(1)])
+            var cache = ledger.writerCache.take(forTransaction: try Self.nextTransaction(ledger))
+            #expect(cache.definitions[Events.uuid(1)]?.row.state == .pending)
+            #expect(cache.subjectsSeen.contains(ByteKey(Array("kid-1".utf8))))
+
+            // The writer thread's groups carry theirs too, from one group to the next.
+            try await ledger.append(Events.asked(2))
+            try await ledger.append(Events.answered(2))
+            cache = ledger.writerCache.take(forTransaction: try Self.nextTransaction(ledger))
+            #expect(cache.definitions[Events.uuid(2)] == nil, "an answered question leaves the cache")
+            #expect(cache.handleSubjectsStored.count == 1)
+            #expect(!cache.changesSinceCheckpoint.isEmpty)
+        }
+    }
+
+    /// Writes that do not commit (a dry run, a rejected batch) must leave nothing they learned behind.
+    @Test func writesThatDoNotCommitLeaveNothingBehind() async throws {
+        try await withLedger { ledger in
+            try ledger.appendSynchronously([Events.asked(9)])
+            _ = try ledger.validate([Events.asked(1)])
+            #expect(throws: AppendRejected.self) { try ledger.appendSynchronously([Events.answered(1)]) }
+
+            #expect(throws: AppendRejected.self) { try ledger.appendSynchronously([Events.asked(2), Events.answered(2, choice: "nope")]) }
+            await #expect(throws: AppendRejected.self) { try await ledger.append(Events.answered(2)) }
+            await #expect(throws: AppendRejected.self) { try await ledger.append([Events.asked(3), Events.answered(3, choice: "nope")]) }
+            #expect(throws: AppendRejected.self) { try ledger.appendSynchronously([Events.answered(3)]) }
+
+            try await ledger.append(Events.answered(9))
+            #expect(try ledger.head().seq == 2)
+            #expect(try ledger.verify().isIntact)
+        }
+    }
+
+    /// A write that fills the map runs again from scratch in a larger one: the second run must not start
+    /// from what the first learned (its questions would look asked already).
+    @Test func aWriteRunAgainAfterTheMapGrewStartsFromAnEmptyCache() async throws {
+        try await withLedger(mapSize: 1 << 20) { ledger in
+            try ledger.appendSynchronously([Events.asked(100_000)])
+            let batch = (0..<3_000).map { Events.asked($0, subject: "kid-\($0 % 50)") }
+            let summary = try ledger.appendSynchronously(batch)
+            #expect(summary.appended == batch.count)
+
+            let grouped = (3_000..<6_000).map { Events.asked($0, subject: "kid-\($0 % 50)") }
+            try await ledger.append(grouped)
+            #expect(try ledger.head().seq == 6_001)
+            #expect(try ledger.verify().isIntact)
+        }
+    }
+}
