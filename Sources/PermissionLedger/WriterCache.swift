@@ -18,8 +18,11 @@ final class WriterCache {
     /// The `handleSubjects` keys known to be stored.
     var handleSubjectsStored: Set<ByteKey> = []
 
-    /// How many entries the caches hold together.
-    var count: Int { definitions.count + subjectsSeen.count + changesSinceCheckpoint.count + handleSubjectsStored.count }
+    /// How many entries the caches have room for together: a cache emptied while keeping its capacity
+    /// (as a long write does when one fills) still holds that memory.
+    var capacity: Int {
+        definitions.capacity + subjectsSeen.capacity + changesSinceCheckpoint.capacity + handleSubjectsStored.capacity
+    }
 }
 
 /// The ``WriterCache`` of a ledger's last committed write, handed to the next write only when that write
@@ -33,11 +36,12 @@ final class CarriedWriterCache: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: WriterCache?
     private var committed = 0
-    /// The most entries kept from one write to the next: a larger cache is dropped at the commit, so a
-    /// long-running server holds a bounded amount of memory between writes.
+    /// The most entries kept from one write to the next (counted by the room the caches hold, so that a
+    /// cache a long write filled and emptied counts as large): a larger cache is dropped at the commit, so
+    /// a long-running server holds a bounded amount of memory between writes.
     let limit: Int
 
-    init(limit: Int = 50_000) {
+    init(limit: Int = 100_000) {
         self.limit = limit
     }
 
@@ -54,7 +58,7 @@ final class CarriedWriterCache: @unchecked Sendable {
     /// Keeps `cache` for the next write, now that the write transaction `transaction` committed with it.
     func keep(_ cache: WriterCache, committedTransaction transaction: Int) {
         lock.withLock {
-            guard cache.count <= limit else {
+            guard cache.capacity <= limit else {
                 self.cache = nil
                 return
             }

@@ -29,6 +29,10 @@ import Testing
         for n in 0..<10 { cache.subjectsSeen.insert(ByteKey(Array("kid-\(n + 2)".utf8))) }
         carried.keep(cache, committedTransaction: 8)
         #expect(carried.take(forTransaction: 9) !== cache, "a cache over the limit is not kept between writes")
+
+        cache.subjectsSeen.removeAll(keepingCapacity: true)
+        carried.keep(cache, committedTransaction: 8)
+        #expect(carried.take(forTransaction: 9) !== cache, "nor one emptied that keeps the room it grew to")
     }
 
     @Test func eachWayOfWritingCarriesItsCacheToTheNextWrite() async throws {
