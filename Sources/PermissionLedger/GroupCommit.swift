@@ -171,13 +171,11 @@ final class GroupCommitter: @unchecked Sendable {
     static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
-            let (head, cache, transaction) = try context.environment.write { txn in
-                // The closure runs again from scratch when the map has to grow (with an empty cache: the
-                // first attempt took the carried one).
+            let head = try context.writerCache.write(context.environment) { txn, cache in
+                // The closure runs again from scratch when the map has to grow.
                 results = []
-                let transaction = try txn.id()
                 var head = try Ledger.head(txn.reader, context.tables)
-                var store = LMDBStore(txn: txn, tables: context.tables, cache: context.writerCache.take(forTransaction: transaction))
+                var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
                 for request in group {
                     do {
                         if request.events.count == 1 || group.count == 1 {
@@ -191,7 +189,8 @@ final class GroupCommitter: @unchecked Sendable {
                                 try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
                             }
                             // The nested transaction changed what the shared store may have cached.
-                            store = LMDBStore(txn: txn, tables: context.tables)
+                            cache.removeAll()
+                            store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
                             head = summary.head
                             results.append(.success(summary))
                         }
@@ -200,9 +199,8 @@ final class GroupCommitter: @unchecked Sendable {
                         results.append(.failure(rejected))
                     }
                 }
-                return (head, store.cache, transaction)
+                return head
             }
-            context.writerCache.keep(cache, committedTransaction: transaction)
             return (results, head.seq)
         } catch let rejected as AppendRejected {
             return ([.failure(rejected)], nil)

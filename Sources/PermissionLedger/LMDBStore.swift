@@ -142,7 +142,7 @@ final class LMDBStore: ProjectionStore {
     private var pendingSubjectEventCount = 0
     /// The most seqs held for `subjectEvents` (8 bytes each) before they are written.
     var pendingSubjectEventLimit = 1 << 20
-    /// The most entries each per-transaction cache (question definitions, known subjects, handle changes
+    /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, handle changes
     /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
     /// nothing but speed: what it held is read again from the transaction.
@@ -153,25 +153,6 @@ final class LMDBStore: ProjectionStore {
         self.tables = tables
         self.cacheLimit = cacheLimit
         self.cache = cache
-    }
-
-    // The caches, by the names the rules use. A subject's handle changes again and again, and each change
-    // would otherwise look its `handleSubjects` key up in the tree only to find it there.
-    private var definitions: [UUID: QuestionDefinition] {
-        get { cache.definitions }
-        _modify { yield &cache.definitions }
-    }
-    private var subjectsSeen: Set<ByteKey> {
-        get { cache.subjectsSeen }
-        _modify { yield &cache.subjectsSeen }
-    }
-    private var changesSinceCheckpoint: [ByteKey: Int] {
-        get { cache.changesSinceCheckpoint }
-        _modify { yield &cache.changesSinceCheckpoint }
-    }
-    private var handleSubjectsStored: Set<ByteKey> {
-        get { cache.handleSubjectsStored }
-        _modify { yield &cache.handleSubjectsStored }
     }
 
     private func cursor(_ table: VersionedTable) throws -> Cursor {
@@ -200,34 +181,34 @@ final class LMDBStore: ProjectionStore {
         let encoded = row.encoded()
         try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: encoded)
         let handleSubject = ByteKey(Keys.handleSubject(row.handle, subject: subject))
-        if !handleSubjectsStored.contains(handleSubject) {
+        if !cache.handleSubjectsStored.contains(handleSubject) {
             do {
                 try txn.put(tables.handleSubjects, key: handleSubject.bytes, value: Keys.seq(seq), flags: .noOverwrite)
             } catch {
                 // keyExists: the subject had this handle already.
                 guard error == .keyExists else { throw error }
             }
-            if handleSubjectsStored.count >= cacheLimit { handleSubjectsStored.removeAll(keepingCapacity: true) }
-            handleSubjectsStored.insert(handleSubject)
+            if cache.handleSubjectsStored.count >= cacheLimit { cache.handleSubjectsStored.removeAll(keepingCapacity: true) }
+            cache.handleSubjectsStored.insert(handleSubject)
         }
         let subjectKey = ByteKey(Keys.subjectPrefix(subject))
-        let changes = try changesSinceCheckpoint[subjectKey]
+        let changes = try cache.changesSinceCheckpoint[subjectKey]
             ?? HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
         try txn.put(tables.handleChanges, key: Keys.handleChange(subject: subject, seq: seq, row.handle), value: encoded)
-        changesSinceCheckpoint[subjectKey] = changes + 1
+        cache.changesSinceCheckpoint[subjectKey] = changes + 1
         if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
     }
 
     func endEvent(seq: UInt64) throws {
-        for subject in touchedSubjects where changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
+        for subject in touchedSubjects where cache.changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
             let rows = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
             try txn.put(tables.handleCheckpoints, key: Keys.versioned(subject.bytes, seq), value: HandleCheckpoint.encode(sortedRows: rows))
-            changesSinceCheckpoint[subject] = 0
+            cache.changesSinceCheckpoint[subject] = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
         // Between events the counts are only a cache of what `handleChanges` and `handleCheckpoints` hold
         // (this transaction's rows included): a long transaction (a streamed import) keeps it bounded.
-        if changesSinceCheckpoint.count >= cacheLimit { changesSinceCheckpoint.removeAll(keepingCapacity: true) }
+        if cache.changesSinceCheckpoint.count >= cacheLimit { cache.changesSinceCheckpoint.removeAll(keepingCapacity: true) }
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
@@ -281,7 +262,7 @@ final class LMDBStore: ProjectionStore {
     }
 
     func question(_ id: UUID) throws -> QuestionDefinition? {
-        if let cached = definitions[id] { return cached }
+        if let cached = cache.definitions[id] { return cached }
         guard let latest = try cursor(.questions).latest(Keys.uuid(id), atMost: .max) else { return nil }
         let row = try QuestionRow(decoding: latest.value)
         guard case .questionAsked(let question) = try storedEvent(row.askedSeq).payload else {
@@ -295,11 +276,11 @@ final class LMDBStore: ProjectionStore {
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
         try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
         if row.state == .pending {
-            definitions[id]?.row = row
+            cache.definitions[id]?.row = row
         } else {
             // Most questions meet no event after they stop being pending; the few that do (a late answer, a
             // repeated one) read their definition again. So the cache holds about the pending questions alone.
-            definitions.removeValue(forKey: id)
+            cache.definitions.removeValue(forKey: id)
             if let expiresAt = row.expiresAt {
                 try txn.delete(tables.expiries, key: Keys.expiry(expiresAt, question: id))
             }
@@ -308,7 +289,7 @@ final class LMDBStore: ProjectionStore {
 
     func isKnownSubject(_ subject: String) throws -> Bool {
         let key = ByteKey(Array(subject.utf8))
-        if subjectsSeen.contains(key) { return true }
+        if cache.subjectsSeen.contains(key) { return true }
         if try txn.get(tables.subjects, key: key.bytes) != nil {
             rememberSubject(key)
             return true
@@ -318,8 +299,8 @@ final class LMDBStore: ProjectionStore {
 
     /// Caches that a subject is known, for the rest of the transaction, bounded like the definitions.
     private func rememberSubject(_ key: ByteKey) {
-        if subjectsSeen.count >= cacheLimit { subjectsSeen.removeAll(keepingCapacity: true) }
-        subjectsSeen.insert(key)
+        if cache.subjectsSeen.count >= cacheLimit { cache.subjectsSeen.removeAll(keepingCapacity: true) }
+        cache.subjectsSeen.insert(key)
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
@@ -358,8 +339,8 @@ final class LMDBStore: ProjectionStore {
 
     /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.
     private func remember(_ definition: QuestionDefinition) {
-        if definitions.count >= cacheLimit { definitions.removeAll(keepingCapacity: true) }
-        definitions[definition.question.id] = definition
+        if cache.definitions.count >= cacheLimit { cache.definitions.removeAll(keepingCapacity: true) }
+        cache.definitions[definition.question.id] = definition
     }
 }
 

@@ -269,16 +269,13 @@ public final class Ledger: Sendable {
         if let failure = watch.failure { throw failure }
         let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
         do {
-            let (summary, cache, transaction) = try environment.write { txn in
-                let transaction = try txn.id()
-                let cache = writerCache.take(forTransaction: transaction)
+            let summary = try writerCache.write(environment) { txn, cache in
                 let summary = try GroupCommitter.apply(
                     request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
                     clock: options.clock, progress: progress)
                 if dryRun { throw DryRun(summary: summary) }
-                return (summary, cache, transaction)
+                return summary
             }
-            writerCache.keep(cache, committedTransaction: transaction)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary
         } catch let dry as DryRun {

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import PermissionModel
 
 /// What the rules learned of the ledger's state while writing: each a cache of what the tables hold,
@@ -15,8 +16,17 @@ final class WriterCache {
     var subjectsSeen: Set<ByteKey> = []
     /// Per subject (its key prefix): how many handle changes follow its latest checkpoint.
     var changesSinceCheckpoint: [ByteKey: Int] = [:]
-    /// The `handleSubjects` keys known to be stored.
+    /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
+    /// change would otherwise look its key up in the tree only to find it there.
     var handleSubjectsStored: Set<ByteKey> = []
+
+    /// Empties every cache: what a nested transaction committed is not in them.
+    func removeAll() {
+        definitions = [:]
+        subjectsSeen = []
+        changesSinceCheckpoint = [:]
+        handleSubjectsStored = []
+    }
 
     /// How many entries the caches have room for together: a cache emptied while keeping its capacity
     /// (as a long write does when one fills) still holds that memory.
@@ -43,6 +53,20 @@ final class CarriedWriterCache: @unchecked Sendable {
 
     init(limit: Int = 100_000) {
         self.limit = limit
+    }
+
+    /// Runs `body` in a write transaction of `environment` with the cache for it (see
+    /// ``take(forTransaction:)``), and keeps that cache for the next write once the transaction has committed.
+    /// When the map has to grow, `environment` runs `body` again from scratch: the first run took the
+    /// carried cache, so the second starts from an empty one.
+    func write<T>(_ environment: Environment, _ body: (WriteTransaction, WriterCache) throws -> T) throws -> T {
+        let (value, cache, transaction) = try environment.write { txn in
+            let transaction = try txn.id()
+            let cache = take(forTransaction: transaction)
+            return (try body(txn, cache), cache, transaction)
+        }
+        keep(cache, committedTransaction: transaction)
+        return value
     }
 
     /// The cache for a write transaction whose id is `transaction`: the last commit's, when that commit got

@@ -70,6 +70,40 @@ import Testing
         }
     }
 
+    /// In one shared transaction, a request committed in a nested transaction changes what the shared cache
+    /// describes: the requests after it must see its writes, not what the cache held before.
+    @Test func aRequestAfterANestedOneInTheSameGroupSeesItsWrites() async throws {
+        try await withLedger { ledger in
+            let hold = Events.WriterHold(ledger)
+            let first = Task { try await ledger.append(Events.asked(1)) }
+            try await Events.waitForQueue(ledger, waiting: 0, committing: 1)
+            let conflicting = PermissionEvent(
+                id: "answer-5-again", subject: "kid-1", occurredAt: Events.base.adding(seconds: 120),
+                payload: .questionAnswered(questionID: Events.uuid(5), choiceID: "decline", via: .messages))
+            // Queued in order: question 5 asked in the shared transaction (its cache then holds it pending),
+            // answered by a batch (two events: a nested transaction), then answered differently.
+            let requests = [[Events.asked(5)], [Events.answered(5), Events.asked(6)], [conflicting]]
+            var tasks: [Task<Result<Ledger.AppendSummary, any Error>, Never>] = []
+            for (index, events) in requests.enumerated() {
+                tasks.append(Task {
+                    do { return .success(try await ledger.append(events)) } catch { return .failure(error) }
+                })
+                try await Events.waitForQueue(ledger, waiting: index + 1, committing: 1)
+            }
+            hold.release()
+            _ = try await first.value
+            var results: [Result<Ledger.AppendSummary, any Error>] = []
+            for task in tasks { results.append(await task.value) }
+            guard case .failure(let error) = results[2], let rejected = error as? AppendRejected else {
+                Issue.record("the conflicting answer was accepted: \(results[2])")
+                return
+            }
+            #expect(rejected.description.contains("already answered"), "\(rejected)")
+            #expect(try ledger.head().seq == 4)
+            #expect(try ledger.verify().isIntact)
+        }
+    }
+
     /// A write that fills the map runs again from scratch in a larger one: the second run must not start
     /// from what the first learned (its questions would look asked already).
     @Test func aWriteRunAgainAfterTheMapGrewStartsFromAnEmptyCache() async throws {
