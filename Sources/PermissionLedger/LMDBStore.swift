@@ -137,11 +137,16 @@ final class LMDBStore: ProjectionStore {
     private var touchedSubjects: [ByteKey] = []
     /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
     /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
-    /// subject in key order (``flushSubjectEvents()``) instead of one random place in the tree per event.
+    /// subject in key order (``flushHeldRows()``) instead of one random place in the tree per event.
     private var pendingSubjectEvents: [ByteKey: [UInt64]] = [:]
     private var pendingSubjectEventCount = 0
-    /// The most seqs held for `subjectEvents` (8 bytes each) before they are written.
-    var pendingSubjectEventLimit = 1 << 20
+    /// While projections are rebuilt: the `expiries` keys of the pending questions that have an `expiresAt`,
+    /// not yet written. Most questions end within the log, and their row would be written only to be deleted
+    /// when they end: held back, it is neither, and the rest are written in key order (``flushHeldRows()``).
+    private var pendingExpiries: Set<ByteKey> = []
+    /// The most rows of each table a rebuild holds back (`subjectEvents`' seqs, `expiries`' keys) before it
+    /// writes them.
+    var heldRowLimit = 1 << 20
     /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, handle changes
     /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
@@ -220,18 +225,27 @@ final class LMDBStore: ProjectionStore {
         return try keptCursor(tables.eventIDs).seek(Array(id.utf8)).map { Keys.decodeSeq($0.value) }
     }
 
-    /// Writes the `subjectEvents` rows a rebuild holds back, in key order: a subject's seqs are neighbours in
-    /// the tree, so each row goes where the cursor already is. A rebuild calls it before it commits.
-    func flushSubjectEvents() throws {
-        guard pendingSubjectEventCount > 0 else { return }
-        let cursor = try txn.cursor(tables.subjectEvents)
-        for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            for seq in pendingSubjectEvents[subject]! {
-                try cursor.put(key: Keys.versioned(subject.bytes, seq), value: [])
+    /// Writes the `subjectEvents` and `expiries` rows a rebuild holds back, in key order: a subject's seqs are
+    /// neighbours in the tree, as are the expiries of one time, so each row goes where the cursor already is.
+    /// A rebuild calls it before it commits.
+    func flushHeldRows() throws {
+        if pendingSubjectEventCount > 0 {
+            let cursor = try txn.cursor(tables.subjectEvents)
+            for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+                for seq in pendingSubjectEvents[subject]! {
+                    try cursor.put(key: Keys.versioned(subject.bytes, seq), value: [])
+                }
             }
+            pendingSubjectEvents.removeAll(keepingCapacity: true)
+            pendingSubjectEventCount = 0
         }
-        pendingSubjectEvents.removeAll(keepingCapacity: true)
-        pendingSubjectEventCount = 0
+        if !pendingExpiries.isEmpty {
+            let cursor = try txn.cursor(tables.expiries)
+            for key in pendingExpiries.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+                try cursor.put(key: key.bytes, value: [])
+            }
+            pendingExpiries.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Writes a row whose key most likely sorts after every key of `db`: appended through a cursor kept at
@@ -282,7 +296,11 @@ final class LMDBStore: ProjectionStore {
             // repeated one) read their definition again. So the cache holds about the pending questions alone.
             cache.definitions.removeValue(forKey: id)
             if let expiresAt = row.expiresAt {
-                try txn.delete(tables.expiries, key: Keys.expiry(expiresAt, question: id))
+                let key = Keys.expiry(expiresAt, question: id)
+                // A row a rebuild holds back is not in the table yet.
+                if rewritesLog || pendingExpiries.remove(ByteKey(key)) == nil {
+                    try txn.delete(tables.expiries, key: key)
+                }
             }
         }
     }
@@ -311,7 +329,7 @@ final class LMDBStore: ProjectionStore {
         } else {
             pendingSubjectEvents[ByteKey(Keys.subjectPrefix(event.subject)), default: []].append(seq)
             pendingSubjectEventCount += 1
-            if pendingSubjectEventCount >= pendingSubjectEventLimit { try flushSubjectEvents() }
+            if pendingSubjectEventCount >= heldRowLimit { try flushHeldRows() }
         }
         let ids = try keptCursor(tables.eventIDs)
         do {
@@ -331,7 +349,13 @@ final class LMDBStore: ProjectionStore {
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
             if let expiresAt = question.expiresAt {
-                try txn.put(tables.expiries, key: Keys.expiry(expiresAt, question: question.id), value: [])
+                let key = Keys.expiry(expiresAt, question: question.id)
+                if rewritesLog {
+                    try txn.put(tables.expiries, key: key, value: [])
+                } else {
+                    pendingExpiries.insert(ByteKey(key))
+                    if pendingExpiries.count >= heldRowLimit { try flushHeldRows() }
+                }
             }
             remember(QuestionDefinition(question: question, row: row))
         }

@@ -291,8 +291,9 @@ extension Ledger {
         /// How many events the log is read ahead in at a time, on a thread of its own (``LogReadAhead``);
         /// `nil` reads on the rebuilding thread, as a machine with one core does.
         var readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? readAheadBatch : nil
-        /// How many `subjectEvents` rows are held back at most before they are written in key order.
-        var pendingSubjectEventLimit = 1 << 20
+        /// How many rows of `subjectEvents` and of `expiries` are held back at most before they are written
+        /// in key order (``LMDBStore/heldRowLimit``).
+        var heldRowLimit = 1 << 20
         /// The most entries of each write cache (``LMDBStore/cacheLimit``).
         var cacheLimit = 200_000
     }
@@ -309,7 +310,7 @@ extension Ledger {
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
                 let store = LMDBStore(txn: txn, tables: tables, cacheLimit: tuning.cacheLimit)
                 store.rewritesLog = false
-                store.pendingSubjectEventLimit = tuning.pendingSubjectEventLimit
+                store.heldRowLimit = tuning.heldRowLimit
                 var projector = Projector(store: store, head: .empty)
                 func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
                     // The log's rules held when it was written: an event they now turn away, or that does not
@@ -328,7 +329,7 @@ extension Ledger {
                 // the second thread's transaction (this one's write transaction needs none).
                 let readAhead = try tuning.readAheadBatchSize.map { try LogReadAhead.forEach(environment, tables, batchSize: $0, apply) }
                 if readAhead != true { try StoredLog.forEach(txn.reader, tables, apply) }
-                try store.flushSubjectEvents()
+                try store.flushHeldRows()
             }
             try environment.sync(force: true)
         } catch {

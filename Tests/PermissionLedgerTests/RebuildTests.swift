@@ -30,13 +30,13 @@ import Testing
         }
     }
 
-    /// What a rebuild holds in memory only saves work: `subjectEvents` rows held back and written in key
-    /// order, the write caches. Given up early (a limit of 1 takes every fallback at every event), every
+    /// What a rebuild holds in memory only saves work: `subjectEvents` and `expiries` rows held back and
+    /// written in key order, the write caches. Given up early (a limit of 1 takes every fallback at every event), every
     /// table still equals what the appends wrote.
     static let smallLimits: [(String, Ledger.RebuildTuning)] = [
-        ("subjectEvents written every 3 rows", .init(pendingSubjectEventLimit: 3)),
+        ("subjectEvents and expiries written every 3 rows", .init(heldRowLimit: 3)),
         ("caches of one entry", .init(cacheLimit: 1)),
-        ("both, read on the rebuilding thread", .init(readAheadBatchSize: nil, pendingSubjectEventLimit: 1, cacheLimit: 1)),
+        ("both, read on the rebuilding thread", .init(readAheadBatchSize: nil, heldRowLimit: 1, cacheLimit: 1)),
     ]
 
     @Test("a rebuild that gives up what it holds in memory early writes every table as the appends did", arguments: Fixtures.valid)
