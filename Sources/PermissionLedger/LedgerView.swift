@@ -112,31 +112,6 @@ public struct LedgerView {
         return result
     }
 
-    /// Visits the latest version at or before the point of every entity under `prefix` in a versioned
-    /// table, skipping from one entity to the next: cost grows with the entities, not their history.
-    private func latestVersions(_ db: Database, prefix: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let cursor = try txn.cursor(db)
-        let bound = point.seq == .max ? nil : Keys.seq(point.seq + 1)
-        var entry = try cursor.seek(atOrAfter: prefix)
-        while let first = entry, first.key.count > 8, first.key.starts(with: prefix) {
-            let entity = Array(first.key[0..<(first.key.count - 8)])
-            // The first key after (entity, point): one step back is the latest version at or before the point.
-            let after = try bound.map { try cursor.seek(atOrAfter: entity + $0) } ?? cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
-            let latest = after != nil ? try cursor.previous() : try cursor.last()
-            if let latest, latest.key.count == entity.count + 8, latest.key.starts(with: entity) {
-                try body(latest.value)
-            }
-            guard let after else { break }
-            if after.key.count == entity.count + 8, after.key.starts(with: entity) {
-                // Later versions of this entity follow: skip past all of them.
-                entry = try cursor.seek(atOrAfter: entity + [UInt8](repeating: 0xFF, count: 8))
-            } else {
-                // The key after the point already belongs to the next entity.
-                entry = try cursor.seek(atOrAfter: after.key.count == 0 ? prefix : Array(after.key))
-            }
-        }
-    }
-
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
         // The subject's latest checkpoint at or before the point, then at most a checkpoint interval of changes.
@@ -155,13 +130,44 @@ public struct LedgerView {
     }
 
     /// The latest state of each permission of `subject` at the point, ordered by permission name.
+    ///
+    /// The permissions are a closed set, so each one's latest version is found with one seek to
+    /// `subject ‖ name ‖ 0 ‖ (point + 1)` and one step back, in key order (which is name order), without
+    /// first walking to the entity and then past its later versions. The key a seek lands on also names
+    /// the next permission the subject has, so the names it has none of are skipped, and the walk stops
+    /// at the end of the subject: a subject with few permissions costs a seek per permission it has.
     public func permissions(subject: String) throws -> [PermissionStatus] {
+        let cursor = try txn.cursor(tables.permissions)
+        let prefix = Keys.subjectPrefix(subject)
+        let bound = point.seq == .max ? UInt64.max : point.seq + 1
+        var key = prefix
         var result: [PermissionStatus] = []
-        try latestVersions(tables.permissions, prefix: Keys.subjectPrefix(subject)) { bytes in
-            let row = try PermissionRow(decoding: bytes)
-            result.append(PermissionStatus(permission: row.permission, state: row.state, since: row.since, cause: row.cause))
+        var index = 0
+        let names = PermissionNames.inKeyOrder
+        while index < names.count {
+            let name = names[index]
+            key.removeSubrange(prefix.count...)
+            key.append(contentsOf: name.bytes)
+            key.append(0)
+            let entityCount = key.count
+            key.appendSeq(bound)
+            let after = try cursor.seek(atOrAfter: key)
+            if let latest = after != nil ? try cursor.previous() : try cursor.last(),
+               latest.key.count == entityCount + 8, latest.key.starts(with: key[0..<entityCount]) {
+                let row = try PermissionRow(decoding: latest.value)
+                guard row.permission == name.permission else {
+                    throw LedgerError(.damaged, "the permissions row of \(subject) under \(name.permission.rawValue) holds \(row.permission.rawValue)", seq: Keys.decodeSeq(latest.key))
+                }
+                result.append(PermissionStatus(permission: row.permission, state: row.state, since: row.since, cause: row.cause))
+            }
+            // The first key after this permission's point: past the subject, nothing follows; in a later
+            // permission, the names before that one have no rows.
+            guard let after, after.key.count > prefix.count + 9, after.key.starts(with: prefix) else { break }
+            let next = UnsafeRawBufferPointer(rebasing: after.key[prefix.count..<(after.key.count - 9)])
+            index += 1
+            while index < names.count, names[index].bytes.lexicographicallyPrecedes(next) { index += 1 }
         }
-        return result.sorted { $0.permission < $1.permission }
+        return result
     }
 
     // MARK: Events
@@ -217,4 +223,12 @@ public struct LedgerView {
     public func digest() throws -> String {
         hexString(SHA256.hash(data: Array(try canonicalState().utf8)))
     }
+}
+
+/// Every permission with the bytes of its name, in the order of their keys in `permissions` (by code point,
+/// which is also ``SystemPermission``'s order: names hold no NUL, so a name before a longer one it starts
+/// is also the key before).
+enum PermissionNames {
+    static let inKeyOrder: [(permission: SystemPermission, bytes: [UInt8])] =
+        SystemPermission.allCases.sorted().map { ($0, Array($0.rawValue.utf8)) }
 }

@@ -418,6 +418,46 @@ import Testing
         }
     }
 
+    /// The permissions query seeks each permission by name and skips the names a subject has no rows for, by
+    /// the key its seek lands on. Checked at every point of a seeded log against a fold of the changes, for
+    /// subjects that hold one, a few or all permissions (the first and last names in key order among them, and
+    /// `photoLibrary` with `photoLibraryAddOnly`, whose name starts with it), and for subjects whose names
+    /// start each other's.
+    @Test func permissionsAsOfEveryPointEqualAFoldOfTheChanges() async throws {
+        let inOrder = SystemPermission.allCases.sorted()
+        let pools: [(subject: String, permissions: [SystemPermission])] = [
+            ("kid", [.photoLibrary, .photoLibraryAddOnly]),
+            ("kid-a", SystemPermission.allCases),
+            ("kid-ab", [inOrder.first!, inOrder.last!]),
+            ("kid-b", [.photoLibraryAddOnly, .camera, .siri, .bluetooth, .tracking]),
+            ("kid-c", [.health]),
+        ]
+        var random = SplitMix(seed: 11)
+        var lines: [String] = []
+        var changes: [(subject: String, status: PermissionAnswer)] = []
+        for i in 0..<600 {
+            let pool = pools[Int(random.next() % UInt64(pools.count))]
+            let permission = pool.permissions[Int(random.next() % UInt64(pool.permissions.count))]
+            let state = SystemPermission.State.allCases[Int(random.next() % UInt64(SystemPermission.State.allCases.count))]
+            let clock = String(format: "%02d:%02d:%02d", 8 + i / 3600, i / 60 % 60, i % 60)
+            lines.append(JSONLine.permission("p\(i)", subject: pool.subject, permission.rawValue, state.rawValue, at: clock, recorded: clock))
+            changes.append((pool.subject, PermissionAnswer(permission: permission, state: state, since: try time("2026-11-20T\(clock)Z"), cause: nil)))
+        }
+        try await withLedger { ledger async throws in
+            try await ledger.append(lines.map { try decodeEvent($0) })
+            var folded: [String: [SystemPermission: PermissionAnswer]] = [:]
+            for seq in 0...changes.count {
+                if seq > 0 { folded[changes[seq - 1].subject, default: [:]][changes[seq - 1].status.permission] = changes[seq - 1].status }
+                for (subject, _) in pools + [("ki", []), ("kid-", []), ("kid-abc", [])] {
+                    let expected = (folded[subject] ?? [:]).values.sorted { $0.permission < $1.permission }
+                    let actual = try ledger.read(asOf: .seq(UInt64(seq))) { try $0.permissions(subject: subject) }
+                        .map { PermissionAnswer(permission: $0.permission, state: $0.state, since: $0.since, cause: $0.cause) }
+                    #expect(actual == expected, "\(subject) as of seq \(seq)")
+                }
+            }
+        }
+    }
+
     @Test func subjectsAreListedByCodePointAsOfThePoint() async throws {
         try await withLedger { ledger async throws in
             try await ledger.append(json:
@@ -544,5 +584,18 @@ import Testing
             let ben = try ledger.read(asOf: .seq(1200)) { try $0.knownHandles(subject: "kid-ben") }
             #expect(ben.last?.until == (try time("2026-11-20T20:30:12.750000Z")))
         }
+    }
+}
+
+/// A seeded generator (SplitMix64), for logs that repeat from run to run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
