@@ -54,7 +54,7 @@ let package = Package(
         ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
-        .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger"]),
+        .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger", "PermissionLedgerTesting"]),
         .testTarget(
             name: "PermissionLedgerTestingTests",
             dependencies: [

@@ -139,31 +139,23 @@ public struct LedgerView {
     public func permissions(subject: String) throws -> [PermissionStatus] {
         let cursor = try txn.cursor(tables.permissions)
         let prefix = Keys.subjectPrefix(subject)
-        let bound = point.seq == .max ? UInt64.max : point.seq + 1
-        var key = prefix
+        let names = PermissionNames.inKeyOrder
         var result: [PermissionStatus] = []
         var index = 0
-        let names = PermissionNames.inKeyOrder
         while index < names.count {
             let name = names[index]
-            key.removeSubrange(prefix.count...)
-            key.append(contentsOf: name.bytes)
-            key.append(0)
-            let entityCount = key.count
-            key.appendSeq(bound)
-            let after = try cursor.seek(atOrAfter: key)
-            if let latest = after != nil ? try cursor.previous() : try cursor.last(),
-               latest.key.count == entityCount + 8, latest.key.starts(with: key[0..<entityCount]) {
+            let found = try cursor.latestAndFollowing(Keys.permission(subject: subject, name.permission), atMost: point.seq)
+            if let latest = found.latest {
                 let row = try PermissionRow(decoding: latest.value)
                 guard row.permission == name.permission else {
-                    throw LedgerError(.damaged, "the permissions row of \(subject) under \(name.permission.rawValue) holds \(row.permission.rawValue)", seq: Keys.decodeSeq(latest.key))
+                    throw LedgerError(.damaged, "the permissions row of \(subject) under \(name.permission.rawValue) holds \(row.permission.rawValue)", seq: latest.seq)
                 }
                 result.append(PermissionStatus(permission: row.permission, state: row.state, since: row.since, cause: row.cause))
             }
-            // The first key after this permission's point: past the subject, nothing follows; in a later
-            // permission, the names before that one have no rows.
-            guard let after, after.key.count > prefix.count + 9, after.key.starts(with: prefix) else { break }
-            let next = UnsafeRawBufferPointer(rebasing: after.key[prefix.count..<(after.key.count - 9)])
+            // The key after this permission's point: past the subject, nothing follows; in a later permission,
+            // the names before that one have no rows.
+            guard let following = found.following, following.count > prefix.count + 9, following.starts(with: prefix) else { break }
+            let next = UnsafeRawBufferPointer(rebasing: following[prefix.count..<(following.count - 9)])
             index += 1
             while index < names.count, names[index].bytes.lexicographicallyPrecedes(next) { index += 1 }
         }

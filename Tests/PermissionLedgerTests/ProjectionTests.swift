@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -432,7 +433,7 @@ import Testing
             ("kid-b", [.photoLibraryAddOnly, .camera, .siri, .bluetooth, .tracking]),
             ("kid-c", [.health]),
         ]
-        var random = SplitMix(seed: 11)
+        var random = SeededRandom(seed: 11)
         var lines: [String] = []
         var changes: [(subject: String, status: PermissionAnswer)] = []
         for i in 0..<600 {
@@ -587,15 +588,3 @@ import Testing
     }
 }
 
-/// A seeded generator (SplitMix64), for logs that repeat from run to run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
