@@ -2,7 +2,7 @@
 # The side-by-side benchmark suite: the ledger, raw LMDB and the same ledger on SQLite (GRDB), on one seeded
 # workload in one run. Prints a table of every figure, ratio and target and writes them as JSON.
 #
-#   bash Tools/benchmark.sh                      # the full suite (about half an hour on 2 cores; 20 GB of disk in /tmp)
+#   bash Tools/benchmark.sh                      # the full suite (20 to 50 minutes on 2 cores; 20 GB of disk in /tmp)
 #   bash Tools/benchmark.sh --events 100000 --query-events 1000000 --queries 500   # a quick look
 #   bash Tools/benchmark.sh --only append        # some parts: append, queries, group-commit
 #   bash Tools/benchmark.sh --help               # every option
