@@ -587,4 +587,3 @@ import Testing
         }
     }
 }
-
