@@ -33,6 +33,9 @@ public final class Ledger: Sendable {
         /// transaction with (group commit). A single call with more events is still committed whole.
         /// `1` commits every call in a transaction of its own.
         public var maxEventsPerCommit: Int
+        /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
+        /// ``Ledger/rebuildProjections(path:)`` opens with, and nothing else.
+        var writableMap = false
 
         /// Creates options; the defaults suit a durable ledger that grows on demand.
         public init(
@@ -71,6 +74,8 @@ public final class Ledger: Sendable {
     public let staleReadersCleared: Int
     /// The writer thread, absent when the ledger is read-only.
     let committer: GroupCommitter?
+    /// Whether opening rebuilt the derived tables, as they were older than this build's.
+    let rebuiltWhenOpened: Bool
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
@@ -110,7 +115,7 @@ public final class Ledger: Sendable {
                 mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
-                deferMetaSync: options.durable && !options.readOnly))
+                deferMetaSync: options.durable && !options.readOnly, writableMap: options.writableMap))
             // Reader slots left by processes that died inside a read transaction would pin old pages forever.
             staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
         } catch {
@@ -149,6 +154,7 @@ public final class Ledger: Sendable {
         if staleProjections {
             try Self.rebuildProjections(environment: environment, tables: tables, path: path)
         }
+        rebuiltWhenOpened = staleProjections
         committer = options.readOnly ? nil : GroupCommitter(
             context: .init(
                 environment: environment, tables: tables, path: path, clock: options.clock, watch: watch,

@@ -163,11 +163,9 @@ struct Rebuild: ParsableCommand {
     @OptionGroup var ledger: LedgerOption
 
     func run() throws {
-        // A writable open of a ledger with old indexes rebuilds them already.
-        let opened = try ledger.openForWriting()
         do {
-            try opened.rebuildProjections()
-            writeOut("rebuilt the projections of \(try opened.head().seq) events")
+            let head = try Ledger.rebuildProjections(path: ledger.path)
+            writeOut("rebuilt the projections of \(head.seq) events")
         } catch {
             throw ToolFailure(error)
         }

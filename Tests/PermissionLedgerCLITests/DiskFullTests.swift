@@ -65,6 +65,47 @@ struct DiskFullTests {
         }
     }
 
+    /// `rebuild` writes into LMDB's map, which it makes writable: it reserves the file's room on disk before it
+    /// writes, so that a full disk is an error there and not a fault (SIGBUS) on a write into a hole of the map.
+    @Test("on a full file system, rebuild exits 3 with 'no space left on the device', unharmed, and the ledger is unchanged",
+          .enabled(if: TinyFileSystem.canMount, "needs root to mount a small tmpfs"))
+    func rebuildOnAFullFileSystem() throws {
+        try withSandbox { sandbox in
+            try TinyFileSystem.with(bytes: 1 << 20, at: sandbox.path("tiny")) { mount in
+                let ledger = mount + "/ledger"
+                _ = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"), named: "tiny/ledger")
+                let before = try sandbox.export(ledger)
+
+                let full = try sandbox.run(["rebuild", "--ledger", ledger])
+                #expect(!full.crashed, "\(full)")
+                #expect(full.status == 3, "\(full)")
+                #expect(full.errorLines.count == 1, "\(full)")
+                #expect(full.err.hasPrefix("\(ledger): no space left on the device ("), "\(full)")
+                #expect(try sandbox.export(ledger) == before)
+                #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
+            }
+        }
+    }
+
+    @Test("past the file size limit (ulimit -f), rebuild exits 3 saying so, and the ledger is unchanged")
+    func rebuildPastTheFileSizeLimit() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let before = try sandbox.export(ledger)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: ledger + "/data.mdb")[.size] as? Int)
+
+            let limited = try sandbox.run(["rebuild", "--ledger", ledger], launcher: ["/usr/bin/prlimit", "--fsize=\(size + 16_384)"])
+            #expect(!limited.crashed, "\(limited)")
+            #expect(limited.status == 3, "\(limited)")
+            #expect(limited.err.hasPrefix("\(ledger): the data file reached this process's file size limit (ulimit -f: \(size + 16_384) bytes)"),
+                    "\(limited)")
+            #expect(try sandbox.export(ledger) == before)
+            #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
+            let rebuilt = try sandbox.run(["rebuild", "--ledger", ledger])
+            #expect(rebuilt.status == 0 && rebuilt.out == "rebuilt the projections of 1200 events\n", "\(rebuilt)")
+        }
+    }
+
     @Test("in one process: an append on a full disk throws .storage, and once there is room the same Ledger appends again",
           .enabled(if: TinyFileSystem.canMount, "needs root to mount a small tmpfs"))
     func fullDiskInProcess() async throws {

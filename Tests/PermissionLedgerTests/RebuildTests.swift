@@ -27,6 +27,26 @@ import Testing
                 try ledger.rebuildProjections()
             }
             #expect(try Self.digests(path) == appended)
+
+            // As `permission-ledger rebuild` does it: opened for the rebuild alone, with the map writable.
+            let head = try Ledger(path: path, options: .init(readOnly: true)).head()
+            #expect(try Ledger.rebuildProjections(path: path) == head)
+            #expect(try Self.digests(path) == appended)
+            #expect(try Ledger(path: path, options: .init(readOnly: true)).verify().isIntact)
+        }
+    }
+
+    @Test("a rebuild with the map writable refuses a ledger open in this process, and changes nothing")
+    func rebuildByPathOfAnOpenLedger() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            try await ledger.importFixture("family-day.jsonl")
+            let before = try ledger.head()
+            let error = try #require(throws: LedgerError.self) { try Ledger.rebuildProjections(path: path) }
+            #expect(error.kind == .locked, "\(error.message)")
+            #expect(try ledger.head() == before)
+            #expect(try ledger.verify().isIntact)
         }
     }
 
@@ -150,6 +170,7 @@ import Testing
                 })
             }
         }
+        errors.append(try #require(throws: LedgerError.self) { try Ledger.rebuildProjections(path: path) })
         for error in errors {
             #expect(error.kind == .damaged, "\(error.message)")
             #expect(error.seq == seq, "\(error.message)")
