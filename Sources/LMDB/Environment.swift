@@ -52,7 +52,7 @@ public final class Environment: @unchecked Sendable {
         public var deferMetaSync: Bool
         /// Writes pages straight into a writable memory map instead of copying them into buffers of their own
         /// and writing those to the file at commit. A transaction that writes many pages (a rebuild of large
-        /// tables) runs about a third faster: no page is copied, and no list of dirty pages is searched at
+        /// tables) runs faster: no page is copied, and no list of dirty pages is searched at
         /// every page read.
         ///
         /// LMDB sizes the data file to the whole map, so that every page of the map is in the file. The
@@ -172,8 +172,10 @@ public final class Environment: @unchecked Sendable {
             if writableMap {
                 // LMDB sizes the file to the map, shrinking it when the map is smaller; see `resizeMap(to:)`.
                 if let meta = try? MetaPages(dataFile: path + "/data.mdb"), let newest = meta.newest {
-                    let used = (Int(exactly: newest.lastPage) ?? Self.maximumMapSize) &* Int(newest.pageSize)
-                    mapSize = max(mapSize, Self.writableMapFloor(fileSize: meta.fileSize, usedSize: used))
+                    let pages = Int(exactly: newest.lastPage).map { $0 &+ 1 } ?? Self.maximumMapSize
+                    let (used, overflow) = pages.multipliedReportingOverflow(by: Int(newest.pageSize))
+                    let usedSize = overflow || used < 0 ? Self.maximumMapSize : used
+                    mapSize = max(mapSize, Self.writableMapFloor(fileSize: meta.fileSize, usedSize: usedSize))
                 }
             }
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize))
@@ -412,7 +414,8 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Sets the size of the memory map, waiting until no transaction of this process is alive.
-    /// A size below the space in use is raised to it. Throws ``LMDBError/badTransaction`` when
+    /// A size below the space in use is raised to it (with ``Options/writableMap``, to the larger of the
+    /// data file and twice the space in use). Throws ``LMDBError/badTransaction`` when
     /// called inside a transaction.
     ///
     /// The corresponding LMDB function is `mdb_env_set_mapsize`.
@@ -469,8 +472,8 @@ public final class Environment: @unchecked Sendable {
     /// in the file system's cache and are mapped again, without I/O, when next read.
     ///
     /// The map's pages are the file system's cache (a writable map's written pages among them, which the
-    /// kernel keeps, dirty, until they are flushed), so nothing is lost and every pointer into it stays valid: it may be called at any time, inside a
-    /// transaction too. A long write transaction that reads a large database calls it now and then, so
+    /// kernel keeps, dirty, until they are flushed), so nothing is lost and every pointer into it stays
+    /// valid: it may be called at any time, inside a transaction too. A long write transaction that reads a large database calls it now and then, so
     /// that the pages it read do not add up in its resident memory.
     ///
     /// Does nothing but on Linux, where LMDB's map is found in `/proc/self/maps` (LMDB does not tell

@@ -156,6 +156,10 @@ struct Rebuild: ParsableCommand {
         Use it when verify reports a damaged projection while the log is intact, or when a newer \
         PermissionLedger asks for it. Then run verify.
 
+        It first reserves room on disk for the data file: about twice what the ledger uses, kept for later \
+        appends. On a full disk it stops there, before it writes anything. Other processes may read and \
+        append meanwhile (appends wait until the rebuild has committed).
+
         Example:
           permission-ledger rebuild --ledger family.ledger && permission-ledger verify --ledger family.ledger
         """)
