@@ -52,8 +52,7 @@ public final class Environment: @unchecked Sendable {
         public var deferMetaSync: Bool
         /// Writes pages straight into a writable memory map instead of copying them into buffers of their own
         /// and writing those to the file at commit. A transaction that writes many pages (a rebuild of large
-        /// tables) runs faster: no page is copied, and no list of dirty pages is searched at
-        /// every page read.
+        /// tables) runs faster: no page is copied, and no list of dirty pages is searched at every page read.
         ///
         /// LMDB sizes the data file to the whole map, so that every page of the map is in the file. The
         /// environment reserves the file's blocks on disk (`posix_fallocate`) whenever the map is sized, so
@@ -84,6 +83,9 @@ public final class Environment: @unchecked Sendable {
             self.deferMetaSync = deferMetaSync
             self.writableMap = writableMap
         }
+
+        /// Whether the map is opened writable: `writableMap`, unless `readOnly`.
+        var mapsWritable: Bool { writableMap && !readOnly }
     }
 
     /// The largest map size automatic growth will reach (1 TiB).
@@ -144,7 +146,7 @@ public final class Environment: @unchecked Sendable {
         depthKey = key
         self.path = path
         readOnly = options.readOnly
-        writableMap = options.writableMap && !options.readOnly
+        writableMap = options.mapsWritable
 
         mapLock = .allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()
@@ -167,9 +169,8 @@ public final class Environment: @unchecked Sendable {
         try LMDBError.check(mdb_env_create(&env))
         guard let env else { throw .outOfMemory }
         do {
-            let writableMap = options.writableMap && !options.readOnly
             var mapSize = options.mapSize
-            if writableMap {
+            if options.mapsWritable {
                 // LMDB sizes the file to the map, shrinking it when the map is smaller; see `resizeMap(to:)`.
                 if let meta = try? MetaPages(dataFile: path + "/data.mdb"), let newest = meta.newest {
                     let pages = Int(exactly: newest.lastPage).map { $0 &+ 1 } ?? Self.maximumMapSize
@@ -185,9 +186,9 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if !options.durable { flags |= UInt32(MDB_NOSYNC) }
             if options.deferMetaSync { flags |= UInt32(MDB_NOMETASYNC) }
-            if writableMap { flags |= UInt32(MDB_WRITEMAP) }
+            if options.mapsWritable { flags |= UInt32(MDB_WRITEMAP) }
             try LMDBError.check(mdb_env_open(env, path, flags, mode))
-            if writableMap { try reserveFileBlocks(env) }
+            if options.mapsWritable { try reserveFileBlocks(env) }
         } catch {
             mdb_env_close(env)
             throw error
@@ -324,8 +325,13 @@ public final class Environment: @unchecked Sendable {
     /// larger of the file and twice the pages in use, in whole mebibytes, up to the largest map.
     private static func writableMapFloor(fileSize: Int, usedSize: Int) -> Int {
         let (doubled, overflow) = usedSize.multipliedReportingOverflow(by: 2)
-        let wanted = overflow ? maximumMapSize : max(fileSize, doubled)
-        return (min(wanted, maximumMapSize) + (1 << 20) - 1) & ~((1 << 20) - 1)
+        return mapSize(roundingUp: overflow ? maximumMapSize : max(fileSize, doubled))
+    }
+
+    /// `bytes` up to the largest map, rounded up to whole mebibytes (as is the largest map), so that the map
+    /// stays a multiple of any page size.
+    private static func mapSize(roundingUp bytes: Int) -> Int {
+        (min(bytes, maximumMapSize) + (1 << 20) - 1) & ~((1 << 20) - 1)
     }
 
     /// Allocates the data file's blocks up to the map's size, which LMDB has sized the file to with
@@ -459,9 +465,7 @@ public final class Environment: @unchecked Sendable {
         return try withMapLock(exclusive: true) { () throws(LMDBError) -> Int in
             let current = try info().me_mapsize
             let (wanted, overflow) = try usedSizeHoldingMapLock().addingReportingOverflow(bytes)
-            // Whole mebibytes (as is the maximum), so that the map stays a multiple of any page size.
-            let capped = overflow ? Self.maximumMapSize : min(wanted, Self.maximumMapSize)
-            let target = (capped + (1 << 20) - 1) & ~((1 << 20) - 1)
+            let target = Self.mapSize(roundingUp: overflow ? Self.maximumMapSize : wanted)
             guard target > current else { return current }
             try resizeMap(to: target)
             return target
@@ -473,8 +477,8 @@ public final class Environment: @unchecked Sendable {
     ///
     /// The map's pages are the file system's cache (a writable map's written pages among them, which the
     /// kernel keeps, dirty, until they are flushed), so nothing is lost and every pointer into it stays
-    /// valid: it may be called at any time, inside a transaction too. A long write transaction that reads a large database calls it now and then, so
-    /// that the pages it read do not add up in its resident memory.
+    /// valid: it may be called at any time, inside a transaction too. A long write transaction that reads a
+    /// large database calls it now and then, so that the pages it read do not add up in its resident memory.
     ///
     /// Does nothing but on Linux, where LMDB's map is found in `/proc/self/maps` (LMDB does not tell
     /// where it mapped the data file).

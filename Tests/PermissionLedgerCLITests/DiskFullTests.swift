@@ -44,6 +44,19 @@ struct DiskFullTests {
         }
     }
 
+    /// A command that ran out of room: exit 3 with one line naming the ledger and the full device, and the
+    /// ledger still exports `before` and verifies intact.
+    static func expectNoSpace(
+        _ result: ToolRun, ledger: String, holding before: Data, in sandbox: Sandbox,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(result.status == 3, "\(result)", sourceLocation: sourceLocation)
+        #expect(result.errorLines.count == 1, "\(result)", sourceLocation: sourceLocation)
+        #expect(result.err.hasPrefix("\(ledger): no space left on the device ("), "\(result)", sourceLocation: sourceLocation)
+        #expect(try sandbox.export(ledger) == before, sourceLocation: sourceLocation)
+        #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0, sourceLocation: sourceLocation)
+    }
+
     @Test("on a full file system, import exits 3 with 'no space left on the device', and the ledger is unchanged",
           .enabled(if: TinyFileSystem.canMount, "needs root to mount a small tmpfs"))
     func fullFileSystem() throws {
@@ -55,12 +68,8 @@ struct DiskFullTests {
                 let before = try sandbox.export(ledger)
 
                 let full = try sandbox.run(["import", "--ledger", ledger, more])
-                #expect(full.status == 3, "\(full)")
-                #expect(full.errorLines.count == 1, "\(full)")
-                #expect(full.err.hasPrefix("\(ledger): no space left on the device ("), "\(full)")
+                try Self.expectNoSpace(full, ledger: ledger, holding: before, in: sandbox)
                 #expect(full.err.contains("the write failed, and what the ledger held before is intact"), "\(full)")
-                #expect(try sandbox.export(ledger) == before)
-                #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
             }
         }
     }
@@ -78,11 +87,7 @@ struct DiskFullTests {
 
                 let full = try sandbox.run(["rebuild", "--ledger", ledger])
                 #expect(!full.crashed, "\(full)")
-                #expect(full.status == 3, "\(full)")
-                #expect(full.errorLines.count == 1, "\(full)")
-                #expect(full.err.hasPrefix("\(ledger): no space left on the device ("), "\(full)")
-                #expect(try sandbox.export(ledger) == before)
-                #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
+                try Self.expectNoSpace(full, ledger: ledger, holding: before, in: sandbox)
             }
         }
     }
