@@ -17,6 +17,8 @@ struct GroupCommitRun {
     var seconds: Double
     var latencies: [Double]
     var statistics: Ledger.WriterStatistics
+    /// What the process passed to `write`-like calls during the run (`wchar`): every page the commits wrote.
+    var bytesWritten: Int?
 
     var rate: Double { Double(appends) / seconds }
     func percentile(_ q: Double) -> Double {
@@ -50,6 +52,7 @@ func measureConcurrentAppends(
     try? FileManager.default.removeItem(atPath: directory)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let ledger = try Ledger(path: directory, options: .init(mapSize: 64 << 20, durable: durable, maxEventsPerCommit: maxEventsPerCommit))
+    let writtenBefore = bytesWrittenByProcess()
     let start = now()
     let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
         for task in 0..<tasks {
@@ -68,9 +71,10 @@ func measureConcurrentAppends(
         return try await group.reduce(into: []) { $0.append(contentsOf: $1) }
     }
     let elapsed = now() - start
+    let written = writtenBefore.flatMap { before in bytesWrittenByProcess().map { $0 - before } }
     let head = try ledger.head().seq
     precondition(head == UInt64(tasks * perTask), "expected \(tasks * perTask) events, the head is \(head)")
-    return GroupCommitRun(label: label, tasks: tasks, appends: tasks * perTask, seconds: elapsed, latencies: latencies, statistics: ledger.writerStatistics)
+    return GroupCommitRun(label: label, tasks: tasks, appends: tasks * perTask, seconds: elapsed, latencies: latencies, statistics: ledger.writerStatistics, bytesWritten: written)
 }
 
 func runGroupCommitBenchmark(_ arguments: [String]) async throws {
@@ -104,12 +108,14 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         label: "group commit, no flush (diagnosis)", directory: directory, tasks: tasks, perTask: perTask,
         maxEventsPerCommit: 4096, durable: false) : nil
     print("")
-    print("| Configuration | Appends | Events/s | p50 ms | p99 ms | max ms | Transactions | Appends per transaction |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| Configuration | Appends | Events/s | p50 ms | p99 ms | max ms | Transactions | Appends per transaction | KiB written per transaction |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for run in [grouped, single, sequential] + (noSync.map { [$0] } ?? []) {
-        print(String(format: "| %@ (%d task%@) | %d | %.0f | %.2f | %.2f | %.2f | %d | %.1f |",
+        let kibPerTransaction = run.bytesWritten.map { String(format: "%.1f", Double($0) / 1024 / Double(max(1, run.statistics.transactions))) } ?? "–"
+        print(String(format: "| %@ (%d task%@) | %d | %.0f | %.2f | %.2f | %.2f | %d | %.1f | %@ |",
                      run.label, run.tasks, run.tasks == 1 ? "" : "s", run.appends, run.rate, run.percentile(0.5), run.percentile(0.99),
-                     run.percentile(1.0), run.statistics.transactions, Double(run.statistics.requests) / Double(max(1, run.statistics.transactions))))
+                     run.percentile(1.0), run.statistics.transactions, Double(run.statistics.requests) / Double(max(1, run.statistics.transactions)),
+                     kibPerTransaction))
     }
     let ratio = grouped.rate / single.rate
     let p99 = grouped.percentile(0.99)
