@@ -25,10 +25,11 @@ final class GroupCommitter: @unchecked Sendable {
         let path: String
         let clock: @Sendable () -> Timestamp
         let watch: LogWatch
-        /// Whether commits must be flushed to disk: the environment defers the flush of a commit's meta
+        /// Flushes commits to disk, when they must be: the environment defers the flush of a commit's meta
         /// page, which the writer leaves to the flusher thread (the next group's transaction then runs while the
-        /// last one is flushed), or does itself when every append has a transaction of its own.
-        let durable: Bool
+        /// last one is flushed), or does itself when every append has a transaction of its own. Its own
+        /// descriptor sees a failed write-back that a later commit's flush reported first (``DataFileSync``).
+        let fileSync: DataFileSync?
         /// What the ledger's last committed write learned of the tables.
         let writerCache: CarriedWriterCache
     }
@@ -63,7 +64,7 @@ final class GroupCommitter: @unchecked Sendable {
         self.context = context
         self.maxGroupEvents = max(1, maxGroupEvents)
         // One flush serves every group committed since the last, while the writer builds the next transaction.
-        flusher = context.durable && maxGroupEvents > 1
+        flusher = context.fileSync != nil && maxGroupEvents > 1
             ? WorkerThread(name: "ledger-flusher", take: { $0.count }) { batches in
                 Self.flush(batches, context: context)
             } : nil
@@ -126,17 +127,17 @@ final class GroupCommitter: @unchecked Sendable {
                 for request in group { request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing"))) }
             }
         } else {
-            Self.flush([batch], context: context, sync: context.durable)
+            Self.flush([batch], context: context)
         }
     }
 
-    /// Flushes what the writer committed (unless `sync` is false), then completes its requests. A failed
-    /// flush fails them, and every later append, until the ledger is opened again.
-    private static func flush(_ batches: [FlushBatch], context: Context, sync: Bool = true) {
+    /// Flushes what the writer committed (when the ledger is durable), then completes its requests. A
+    /// failed flush fails them, and every later append, until the ledger is opened again.
+    private static func flush(_ batches: [FlushBatch], context: Context) {
         var failure = context.watch.failure
-        if failure == nil, sync {
+        if failure == nil, let fileSync = context.fileSync {
             do {
-                try flushToDisk(context.environment, watch: context.watch, path: context.path)
+                try flushToDisk(fileSync, watch: context.watch, path: context.path)
             } catch {
                 failure = error
             }
@@ -155,10 +156,11 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Flushes every commit so far to disk. A failure is recorded in `watch`, so that every later append
     /// fails too: the commits are perhaps not on disk, and after a failed `fdatasync` Linux may report
-    /// the next one as a success.
-    static func flushToDisk(_ environment: Environment, watch: LogWatch, path: String) throws(LedgerError) {
+    /// the next one as a success. The failure may be one that a commit's own flush met first (that commit
+    /// failed with it), since the last flush here: what it lost may belong to the commits flushed now.
+    static func flushToDisk(_ fileSync: DataFileSync, watch: LogWatch, path: String) throws(LedgerError) {
         do {
-            try environment.sync(force: true)
+            try fileSync.sync()
         } catch {
             let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
             watch.failed(failure)

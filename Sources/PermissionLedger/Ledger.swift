@@ -76,6 +76,9 @@ public final class Ledger: Sendable {
     let committer: GroupCommitter?
     /// Whether opening rebuilt the derived tables, as they were older than this build's.
     let rebuiltWhenOpened: Bool
+    /// Makes commits durable, through a descriptor of its own (so that it sees every failed write-back);
+    /// absent when the ledger is read-only or not durable.
+    let fileSync: DataFileSync?
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
@@ -116,6 +119,8 @@ public final class Ledger: Sendable {
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: options.durable && !options.readOnly, writableMap: options.writableMap))
+            // Opened before anything is written, so that every failed write-back from now on is reported to it.
+            fileSync = options.durable && !options.readOnly ? try environment.openDataFileSync() : nil
             // Reader slots left by processes that died inside a read transaction would pin old pages forever.
             staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
         } catch {
@@ -158,7 +163,7 @@ public final class Ledger: Sendable {
         committer = options.readOnly ? nil : GroupCommitter(
             context: .init(
                 environment: environment, tables: tables, path: path, clock: options.clock, watch: watch,
-                durable: options.durable, writerCache: writerCache),
+                fileSync: fileSync, writerCache: writerCache),
             maxGroupEvents: options.maxEventsPerCommit)
     }
 
@@ -297,9 +302,9 @@ public final class Ledger: Sendable {
     /// `seq`: makes the commit durable and tells subscriptions, as the writer thread does for its groups.
     func finishSynchronousCommit(through seq: UInt64) throws(LedgerError) {
         // The environment defers the flush of the commit's meta page: make it durable before returning.
-        if options.durable {
+        if let fileSync {
             watch.committed(through: seq)
-            try GroupCommitter.flushToDisk(environment, watch: watch, path: path)
+            try GroupCommitter.flushToDisk(fileSync, watch: watch, path: path)
         }
         watch.advanced(to: seq)
     }
