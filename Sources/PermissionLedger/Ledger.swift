@@ -120,6 +120,8 @@ public final class Ledger: Sendable {
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: options.durable && !options.readOnly, writableMap: options.writableMap))
             // Opened before anything is written, so that every failed write-back from now on is reported to it.
+            // (`fdatasync` also writes back pages written through a writable map on Linux; the one ledger
+            // opened with such a map, by `rebuildProjections(path:)`, appends nothing and syncs its environment.)
             fileSync = options.durable && !options.readOnly ? try environment.openDataFileSync() : nil
             // Reader slots left by processes that died inside a read transaction would pin old pages forever.
             staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
