@@ -113,16 +113,18 @@ public final class Ledger: Sendable {
         } else if !hasData, let contents = try? fm.contentsOfDirectory(atPath: path), !contents.isEmpty {
             throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
         }
+        // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
+        let flushesCommits = options.durable && !options.readOnly
         do {
             environment = try Environment(path: path, options: .init(
                 mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
-                deferMetaSync: options.durable && !options.readOnly, writableMap: options.writableMap))
+                deferMetaSync: flushesCommits, writableMap: options.writableMap))
             // Opened before anything is written, so that every failed write-back from now on is reported to it.
             // (`fdatasync` also writes back pages written through a writable map on Linux; the one ledger
             // opened with such a map, by `rebuildProjections(path:)`, appends nothing and syncs its environment.)
-            fileSync = options.durable && !options.readOnly ? try environment.openDataFileSync() : nil
+            fileSync = flushesCommits ? try environment.openDataFileSync() : nil
             // Reader slots left by processes that died inside a read transaction would pin old pages forever.
             staleReadersCleared = options.readOnly ? (try? environment.clearStaleReaders()) ?? 0 : try environment.clearStaleReaders()
         } catch {

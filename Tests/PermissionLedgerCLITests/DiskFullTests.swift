@@ -122,11 +122,7 @@ struct DiskFullTests {
                 let head = try ledger.head()
                 // Fill the rest of the file system.
                 let filler = mount + "/filler"
-                _ = FileManager.default.createFile(atPath: filler, contents: nil)
-                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
-                let chunk = Data(count: 64 << 10)
-                while (try? handle.write(contentsOf: chunk)) != nil {}
-                try handle.close()
+                try TinyFileSystem.fill(withFileAt: filler)
 
                 let more = try Fixture.events(at: DiskFullTests.moreEvents(in: sandbox))
                 await #expect {
@@ -176,17 +172,35 @@ enum TinyFileSystem {
         try #require(run(["mount", "-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path]), "could not mount a tmpfs at \(path)")
     }
 
+    /// Writes zeros into a new file at `path` until its file system has no room left.
+    static func fill(withFileAt path: String) throws {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        let chunk = Data(count: 64 << 10)
+        while (try? handle.write(contentsOf: chunk)) != nil {}
+        try handle.close()
+    }
+
     @discardableResult
     private static func run(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        runSystemCommand(arguments) != nil
     }
+}
+
+/// Runs a system command (found in the system's `PATH`, `sbin` included); its standard output when it exits 0.
+@discardableResult
+func runSystemCommand(_ arguments: [String]) -> String? {
+    let process = Process()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
 
 extension Fixture {

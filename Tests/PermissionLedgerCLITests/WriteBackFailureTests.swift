@@ -69,7 +69,7 @@ struct FailingDisk {
 
     /// Whether this machine lets the tests make one: root, `losetup`, `mkfs.ext2` and a free loop device.
     static let canMake: Bool = {
-        guard geteuid() == 0, run(["which", "losetup", "mkfs.ext2"]) != nil else { return false }
+        guard geteuid() == 0, runSystemCommand(["which", "losetup", "mkfs.ext2"]) != nil else { return false }
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("failing-disk-probe-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: probe) }
         guard let disk = try? make(at: probe) else { return false }
@@ -87,19 +87,19 @@ struct FailingDisk {
         let store = base + "/store"
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         // Room for the file system's own blocks and a ledger of a few thousand events, not for 32 MiB.
-        guard run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", store]) != nil else {
+        guard runSystemCommand(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", store]) != nil else {
             throw FailingDiskError("could not mount a tmpfs at \(store)")
         }
-        guard run(["truncate", "-s", "32M", store + "/backing"]) != nil,
-              let device = run(["losetup", "-f", "--show", store + "/backing"])?.trimmingCharacters(in: .whitespacesAndNewlines),
+        guard runSystemCommand(["truncate", "-s", "32M", store + "/backing"]) != nil,
+              let device = runSystemCommand(["losetup", "-f", "--show", store + "/backing"])?.trimmingCharacters(in: .whitespacesAndNewlines),
               !device.isEmpty else {
-            _ = run(["umount", "-l", store])
+            runSystemCommand(["umount", "-l", store])
             throw FailingDiskError("could not attach a loop device")
         }
         let disk = FailingDisk(base: base, device: device)
-        guard run(["mkfs.ext2", "-q", "-F", "-N", "32", "-m", "0", device]) != nil,
+        guard runSystemCommand(["mkfs.ext2", "-q", "-F", "-N", "32", "-m", "0", device]) != nil,
               (try? FileManager.default.createDirectory(atPath: disk.mountPoint, withIntermediateDirectories: true)) != nil,
-              run(["mount", device, disk.mountPoint]) != nil else {
+              runSystemCommand(["mount", device, disk.mountPoint]) != nil else {
             disk.remove()
             throw FailingDiskError("could not make an ext2 file system on \(device)")
         }
@@ -108,12 +108,7 @@ struct FailingDisk {
 
     /// Fills the tmpfs under the backing file, so that no block of the file system not yet written can be.
     func fillDevice() throws {
-        let filler = base + "/store/filler"
-        _ = FileManager.default.createFile(atPath: filler, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
-        let chunk = Data(count: 64 << 10)
-        while (try? handle.write(contentsOf: chunk)) != nil {}
-        try handle.close()
+        try TinyFileSystem.fill(withFileAt: base + "/store/filler")
     }
 
     func emptyDevice() throws {
@@ -121,26 +116,11 @@ struct FailingDisk {
     }
 
     func remove() {
-        _ = Self.run(["umount", "-l", mountPoint])
-        _ = Self.run(["losetup", "-d", device])
-        _ = Self.run(["umount", "-l", base + "/store"])
+        runSystemCommand(["umount", "-l", mountPoint])
+        runSystemCommand(["losetup", "-d", device])
+        runSystemCommand(["umount", "-l", base + "/store"])
     }
 
-    /// Runs a command; its standard output when it exits 0.
-    @discardableResult
-    private static func run(_ arguments: [String]) -> String? {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
-    }
 }
 
 struct FailingDiskError: Error, CustomStringConvertible {
