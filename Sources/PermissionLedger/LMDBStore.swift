@@ -384,6 +384,8 @@ final class LMDBStore: ProjectionStore {
 /// `keepsRows`) every row a rebuild implies, encoded as LMDB holds it, to compare with the kept projections.
 final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
+    /// Whether events are kept to tell a duplicate from a reused id: a log replay never needs them.
+    let keepsEvents: Bool
     /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
     private var recorded: [String: [([UInt8], [UInt8])]] = [:]
     /// The keys of the `expiries` table: rows there are deleted as well as written.
@@ -415,8 +417,9 @@ final class MemoryStore: ProjectionStore {
     private var handleSets: [ByteKey: (rows: [ByteKey: HandleRow], changes: Int)] = [:]
     private var touchedSubjects: [ByteKey] = []
 
-    init(keepsRows: Bool) {
+    init(keepsRows: Bool, keepsEvents: Bool = false) {
         self.keepsRows = keepsRows
+        self.keepsEvents = keepsRows || keepsEvents
     }
 
     private func record(_ table: String, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
@@ -479,8 +482,8 @@ final class MemoryStore: ProjectionStore {
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         eventIDs[ByteKey(Array(event.id.utf8))] = seq
-        // Only duplicates consult stored events, and a log replay holds none: keep them only when checking.
-        if keepsRows { events[seq] = event }
+        // Only duplicates consult stored events, and a log replay holds none: keep them only when asked.
+        if keepsEvents { events[seq] = event }
         let seqKey = Keys.seq(seq)
         self.record("eventIDs", Array(event.id.utf8), seqKey)
         self.record("byRecordedAt", Keys.versioned(Keys.time(event.recordedAt!), seq), [])
@@ -502,6 +505,34 @@ final class MemoryStore: ProjectionStore {
 
     /// How many questions were replayed.
     var questionCount: Int { questions.count }
+}
+
+/// The acceptance rules applied to offered events in memory, with no storage: what an append does besides
+/// writing (the rules, the record's encoding, the chain hash), with every accepted event kept in a dictionary
+/// so that a duplicate is told from a reused id. The benchmark suite measures it as the ceiling that any
+/// storage engine running these rules stays under.
+@_spi(StorageEngine) public struct InMemoryRules {
+    private var projector = Projector(store: MemoryStore(keepsRows: false, keepsEvents: true), head: .empty)
+    private let clock: () -> Timestamp
+
+    /// - Parameter clock: assigns `recordedAt` to events that have none, as ``Ledger/Options/clock`` does.
+    public init(clock: @escaping () -> Timestamp = { Timestamp(Date()) }) {
+        self.clock = clock
+    }
+
+    /// The head after the events accepted so far.
+    public var head: LogHead { projector.head }
+
+    /// Offers `events` in order, as one batch of ``Ledger/appendSynchronously(_:)`` would, and returns how
+    /// many were appended (the others were duplicates). Throws the first rejection; the events before it stay
+    /// applied.
+    public mutating func apply(_ events: [PermissionEvent]) throws -> Int {
+        var appended = 0
+        for event in events {
+            if case .appended = try projector.apply(event, clock: clock) { appended += 1 }
+        }
+        return appended
+    }
 }
 
 /// A byte-string dictionary key hashed in one pass (an array of bytes hashes element by element).

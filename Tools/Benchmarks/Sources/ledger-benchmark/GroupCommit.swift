@@ -21,6 +21,8 @@ struct GroupCommitRun {
     var bytesWritten: Int?
 
     var rate: Double { Double(appends) / seconds }
+    var appendsPerTransaction: Double { Double(statistics.requests) / Double(max(1, statistics.transactions)) }
+    var kibPerTransaction: Double? { bytesWritten.map { Double($0) / 1024 / Double(max(1, statistics.transactions)) } }
     func percentile(_ q: Double) -> Double {
         let sorted = latencies.sorted()
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] * 1e3
@@ -111,10 +113,10 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
     print("| Configuration | Appends | Events/s | p50 ms | p99 ms | max ms | Transactions | Appends per transaction | KiB written per transaction |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for run in [grouped, single, sequential] + (noSync.map { [$0] } ?? []) {
-        let kibPerTransaction = run.bytesWritten.map { String(format: "%.1f", Double($0) / 1024 / Double(max(1, run.statistics.transactions))) } ?? "–"
+        let kibPerTransaction = run.kibPerTransaction.map { String(format: "%.1f", $0) } ?? "–"
         print(String(format: "| %@ (%d task%@) | %d | %.0f | %.2f | %.2f | %.2f | %d | %.1f | %@ |",
                      run.label, run.tasks, run.tasks == 1 ? "" : "s", run.appends, run.rate, run.percentile(0.5), run.percentile(0.99),
-                     run.percentile(1.0), run.statistics.transactions, Double(run.statistics.requests) / Double(max(1, run.statistics.transactions)),
+                     run.percentile(1.0), run.statistics.transactions, run.appendsPerTransaction,
                      kibPerTransaction))
     }
     let ratio = grouped.rate / single.rate

@@ -117,11 +117,31 @@ func runSuite(_ arguments: [String]) async throws {
             workload: "concurrent durable single appends, 64 tasks", unit: "events/s", ledger: gc.grouped.rate, baseline: gc.single.rate,
             ratio: gc.ratio, ratioName: "group commit / one transaction per append", target: "≥ 20", met: gc.ratio >= 20,
             note: String(format: "p99 %.2f ms (target ≤ 10 ms: %@); rounds %@", p99, p99 <= 10 ? "met" : "missed",
-                         gc.roundRatios.map { String(format: "%.1f×", $0) }.joined(separator: ", "))))
+                         gc.roundRatios.map { String(format: "%.1f×", $0) }.joined(separator: ", "))
+                + kibPerTransaction(gc.grouped, "a group transaction") + kibPerTransaction(gc.single, "a one-append transaction")))
+        // Two diagnoses: the same appends with no flush at all, and what raw LMDB gains by grouping on this disk.
+        let noFlush = try await measureConcurrentAppends(
+            label: "group commit, no flush", directory: options.directory + "/group-commit", tasks: 64, perTask: 100,
+            maxEventsPerCommit: 4096, durable: false)
+        figures.append(Figure(
+            workload: "  the same, commits not flushed (diagnosis: the flush free)", unit: "events/s", ledger: noFlush.rate,
+            baseline: gc.single.rate, ratio: noFlush.rate / gc.single.rate, ratioName: "not flushed / one durable transaction per append",
+            target: "(ceiling)", met: nil, note: String(format: "%.1f appends per transaction", noFlush.appendsPerTransaction)))
+        let floor = try measureRawLMDBFloor(directory: options.directory + "/group-commit", records: 2_000)
+        figures.append(Figure(
+            workload: "  raw LMDB, 32 records per durable transaction (diagnosis: the floor of this disk)", unit: "records/s",
+            ledger: .nan, raw: floor.grouped, baseline: floor.single, ratio: floor.grouped / floor.single,
+            ratioName: "32 per transaction / one per transaction", target: "(floor)", met: nil,
+            note: "the ledger's average record size under sequential keys with MDB_APPEND, one thread, no rules and no indexes"))
     }
 
     printTable(figures, options: options, started: started)
     try writeJSON(figures, options: options, started: started)
+}
+
+/// `; <what> wrote N KiB` when the process's writes were counted.
+private func kibPerTransaction(_ run: GroupCommitRun, _ what: String) -> String {
+    run.kibPerTransaction.map { String(format: "; %@ wrote %.0f KiB", what, $0) } ?? ""
 }
 
 // MARK: - Append and bytes on disk
@@ -172,6 +192,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     precondition(ledgerHead.hash == raw.head && ledgerHead.hash == sqlite.head.hash, "the three engines' chain heads differ")
     let n = Double(options.events)
     let rates = times.map { n / $0 }
+    let ceilings = try measureAppendCeilings(options, directory: directory, head: ledgerHead)
     let ledgerBytes = fileSize(directory + "/ledger/data.mdb")
     let sqliteBytes = try sqlite.bytesOnDisk()
     // Bytes written per event: the file is what stays, this is what each commit wrote to get there. A commit
@@ -188,11 +209,51 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25),
         Figure(workload: "  the same, against SQLite", unit: "events/s", ledger: rates[0], sqlite: rates[2],
                ratio: rates[0] / rates[2], ratioName: "ledger / SQLite", target: "≥ 5", met: rates[0] / rates[2] >= 5),
+        Figure(workload: "  the same ledger, its commits not flushed (diagnosis: the flush free)", unit: "events/s",
+               ledger: ceilings.notFlushed, sqlite: rates[2], ratio: ceilings.notFlushed / rates[2], ratioName: "ledger / SQLite",
+               target: "(ceiling)", met: nil,
+               note: "Ledger.Options(durable: false), the same events and transactions, timed after the three engines"),
+        Figure(workload: "  the rules alone in memory, no storage (diagnosis)", unit: "events/s",
+               ledger: ceilings.rulesAlone, raw: rates[1], ratio: ceilings.rulesAlone / rates[1], ratioName: "rules alone / raw LMDB",
+               target: "(ceiling)", met: nil,
+               note: "InMemoryRules: the rules, the record's encoding and the chain hash that every append runs, and nothing stored; no engine that checks the rules can append faster"),
         Figure(workload: "bytes on disk per event, after \(options.events) events", unit: "bytes", ledger: Double(ledgerBytes) / n,
                raw: Double(raw.bytesOnDisk) / n, sqlite: Double(sqliteBytes) / n, ratio: Double(ledgerBytes) / Double(sqliteBytes),
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
     ] + (writes.map { [$0] } ?? []))
+}
+
+/// Two diagnoses of the append, each over the same events in the same batches, timed after the three engines
+/// so that they never share the disk with them: the ledger with its commits not flushed (what the flush
+/// costs), and the rules alone in memory (what any engine that checks them costs before it stores anything).
+/// They take turns going first; both must end at the durable ledger's head.
+func measureAppendCeilings(_ options: SuiteOptions, directory: String, head: LogHead) throws -> (notFlushed: Double, rulesAlone: Double) {
+    let path = directory + "/ledger-not-flushed"
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    log("  diagnoses: the same events with the commits not flushed, and the rules alone in memory …")
+    let ledger = try Ledger(path: path, options: .init(mapSize: 1 << 30, durable: false))
+    var rules = InMemoryRules()
+    var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
+    var times = [0.0, 0.0]
+    var remaining = options.events
+    var round = 0
+    while remaining > 0 {
+        let batch = generator.next(min(options.batch, remaining))
+        remaining -= batch.count
+        let steps: [(Int, () throws -> Void)] = [
+            (0, { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) }),
+            (1, { let appended = try rules.apply(batch); precondition(appended == batch.count) }),
+        ]
+        for k in 0..<2 {
+            let (way, step) = steps[(k + round) % 2]
+            times[way] += try seconds(step)
+        }
+        round += 1
+    }
+    let notFlushedHead = try ledger.head()
+    precondition(notFlushedHead == head && rules.head == head, "a diagnosis ended at another head than the durable ledger")
+    return (Double(options.events) / times[0], Double(options.events) / times[1])
 }
 
 // MARK: - Rebuild
