@@ -1,8 +1,9 @@
 import Foundation
-import PermissionLedger
+@_spi(StorageEngine) import PermissionLedger
 import PermissionModel
 
-/// `ledger-benchmark append`: batched durable append and in-memory replay of the ledger alone.
+/// `ledger-benchmark append`: batched durable append and in-memory replay of the ledger alone; with
+/// `--rules-only`, the same batches through the rules alone in memory (`InMemoryRules`, a diagnosis).
 func runAppendBenchmark(_ arguments: [String]) throws {
     var eventCount = 1_000_000
     var batchSize = 10_000
@@ -10,6 +11,7 @@ func runAppendBenchmark(_ arguments: [String]) throws {
     var keepLedger = false
     var durable = true
     var replay = true
+    var rulesOnly = false
     var arguments = arguments.makeIterator()
     while let argument = arguments.next() {
         switch argument {
@@ -19,10 +21,29 @@ func runAppendBenchmark(_ arguments: [String]) throws {
         case "--keep": keepLedger = true
         case "--no-sync": durable = false
         case "--no-replay": replay = false
+        case "--rules-only": rulesOnly = true
         default:
-            print("usage: ledger-benchmark append [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync] [--no-replay]")
+            print("usage: ledger-benchmark append [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync] [--no-replay] [--rules-only]")
             exit(2)
         }
+    }
+
+    if rulesOnly {
+        print("generating \(eventCount) events …")
+        let events = generateEvents(eventCount)
+        var rules = InMemoryRules()
+        var appended = 0
+        let elapsed = try seconds {
+            var start = 0
+            while start < events.count {
+                let end = min(start + batchSize, events.count)
+                appended += try rules.apply(Array(events[start..<end]))
+                start = end
+            }
+        }
+        print(String(format: "the rules alone in memory: %d events in batches of %d: %.2f s, %.0f events/s",
+                     appended, batchSize, elapsed, Double(appended) / elapsed))
+        return
     }
 
     let reuse = keepLedger && FileManager.default.fileExists(atPath: directory + "/data.mdb")
