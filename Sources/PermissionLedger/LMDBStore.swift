@@ -510,8 +510,8 @@ final class MemoryStore: ProjectionStore {
 
 /// The acceptance rules applied to offered events in memory, with no storage: what an append does besides
 /// writing (the rules, the record's encoding, the chain hash), with every accepted event's record kept in a
-/// dictionary so that a duplicate is told from a reused id. The benchmark suite measures it as the ceiling that any
-/// storage engine running these rules stays under.
+/// dictionary so that a duplicate is told from a reused id. The benchmark suite measures it as a ceiling for
+/// the engines that run these very rules: the ledger, and its SQLite twin.
 @_spi(StorageEngine) public struct InMemoryRules {
     private var projector = Projector(store: MemoryStore(keepsRows: false, keepsEvents: true), head: .empty)
     private let clock: () -> Timestamp

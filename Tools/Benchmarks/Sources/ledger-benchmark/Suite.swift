@@ -226,7 +226,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
 
 /// Two diagnoses of the append, each over the same events in the same batches, timed after the three engines
 /// so that they never share the disk with them: the ledger with its commits not flushed (what the flush
-/// costs), and the rules alone in memory (what any engine that checks them costs before it stores anything).
+/// costs), and the rules alone in memory (what the ledger's own Swift work costs before LMDB does anything).
 /// They take turns going first; both must end at the durable ledger's head.
 func measureAppendCeilings(_ options: SuiteOptions, directory: String, head: LogHead) throws -> (notFlushed: Double, rulesAlone: Double) {
     let path = directory + "/ledger-not-flushed"
