@@ -151,7 +151,7 @@ enum TinyFileSystem {
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("tmpfs-probe-\(UUID().uuidString)").path
         guard (try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)) != nil else { return false }
         defer { try? FileManager.default.removeItem(atPath: probe) }
-        guard run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe]) else { return false }
+        guard mountTmpfs(bytes: 64 << 10, at: probe) else { return false }
         return run(["umount", probe])
     }()
 
@@ -169,7 +169,12 @@ enum TinyFileSystem {
 
     private static func mount(bytes: Int, at path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try #require(run(["mount", "-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path]), "could not mount a tmpfs at \(path)")
+        try #require(mountTmpfs(bytes: bytes, at: path), "could not mount a tmpfs at \(path)")
+    }
+
+    /// Mounts a tmpfs of `bytes` at the existing directory `path`; whether it could.
+    static func mountTmpfs(bytes: Int, at path: String) -> Bool {
+        run(["mount", "-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
     }
 
     /// Writes zeros into a new file at `path` until its file system has no room left.

@@ -87,7 +87,7 @@ struct FailingDisk {
         let store = base + "/store"
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         // Room for the file system's own blocks and a ledger of a few thousand events, not for 32 MiB.
-        guard runSystemCommand(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", store]) != nil else {
+        guard TinyFileSystem.mountTmpfs(bytes: 6 << 20, at: store) else {
             throw FailingDiskError("could not mount a tmpfs at \(store)")
         }
         guard runSystemCommand(["truncate", "-s", "32M", store + "/backing"]) != nil,
@@ -120,7 +120,6 @@ struct FailingDisk {
         runSystemCommand(["losetup", "-d", device])
         runSystemCommand(["umount", "-l", base + "/store"])
     }
-
 }
 
 struct FailingDiskError: Error, CustomStringConvertible {
