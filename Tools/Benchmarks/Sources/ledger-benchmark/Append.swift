@@ -33,14 +33,7 @@ func runAppendBenchmark(_ arguments: [String]) throws {
         let events = generateEvents(eventCount)
         var rules = InMemoryRules()
         var appended = 0
-        let elapsed = try seconds {
-            var start = 0
-            while start < events.count {
-                let end = min(start + batchSize, events.count)
-                appended += try rules.apply(Array(events[start..<end]))
-                start = end
-            }
-        }
+        let elapsed = try seconds { appended = try inBatches(events, of: batchSize) { try rules.apply($0) } }
         print(String(format: "the rules alone in memory: %d events in batches of %d: %.2f s, %.0f events/s",
                      appended, batchSize, elapsed, Double(appended) / elapsed))
         return
@@ -54,14 +47,7 @@ func runAppendBenchmark(_ arguments: [String]) throws {
     let events = reuse ? [] : generateEvents(eventCount)
     let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: durable))
     var appended = 0
-    let appendSeconds = try seconds {
-        var start = 0
-        while start < events.count {
-            let end = min(start + batchSize, events.count)
-            appended += try ledger.appendSynchronously(Array(events[start..<end])).appended
-            start = end
-        }
-    }
+    let appendSeconds = try seconds { appended = try inBatches(events, of: batchSize) { try ledger.appendSynchronously($0).appended } }
     let appendRate = Double(appended) / appendSeconds
     if !reuse { print(String(format: "append: %d events in batches of %d, %@: %.2f s, %.0f events/s (target 200,000)",
                  appended, batchSize, durable ? "durable commits" : "NO sync", appendSeconds, appendRate)) }
@@ -76,6 +62,20 @@ func runAppendBenchmark(_ arguments: [String]) throws {
     print(String(format: "data file: %.1f MiB, %.0f bytes/event", Double(size) / 1_048_576, Double(size) / Double(summary!.events)))
     let ledgerHead = try ledger.head().hash
     precondition(summary!.head == ledgerHead, "replay gave a different head hash than the ledger")
+}
+
+/// Offers `events` to `append` in batches of at most `size`, in order; the total `append` returned (how many
+/// it appended).
+func inBatches(_ events: [PermissionEvent], of size: Int, _ append: ([PermissionEvent]) throws -> Int) rethrows -> Int {
+    try stride(from: 0, to: events.count, by: size).reduce(0) { total, start in
+        total + (try append(Array(events[start..<min(start + size, events.count)])))
+    }
+}
+
+/// The order in which `count` contenders go in `round`: each goes first in turn, so that none always finds
+/// the disk busy or the caches warm.
+func turns(_ count: Int, round: Int) -> [Int] {
+    (0..<count).map { ($0 + round) % count }
 }
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {

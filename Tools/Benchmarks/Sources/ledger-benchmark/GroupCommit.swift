@@ -106,9 +106,7 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
     let figures = try await measureGroupCommit(tasks: tasks, perTask: perTask, baselinePerTask: baselinePerTask, rounds: rounds, directory: directory)
     let (grouped, single, sequential, roundRatios) = (figures.grouped, figures.single, figures.sequential, figures.roundRatios)
     // Diagnosis: the same concurrent appends with no flush at all, the ceiling the CPU sets.
-    let noSync = withoutSync ? try await measureConcurrentAppends(
-        label: "group commit, no flush (diagnosis)", directory: directory, tasks: tasks, perTask: perTask,
-        maxEventsPerCommit: 4096, durable: false) : nil
+    let noSync = withoutSync ? try await measureWithoutFlush(tasks: tasks, perTask: perTask, directory: directory) : nil
     print("")
     print("| Configuration | Appends | Events/s | p50 ms | p99 ms | max ms | Transactions | Appends per transaction | KiB written per transaction |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -138,6 +136,13 @@ func runGroupCommitBenchmark(_ arguments: [String]) async throws {
         let json = #"{"groupCommit":\#(object(grouped)),"oneTransactionPerAppend":\#(object(single)),"sequential":\#(object(sequential)),"ratio":\#(String(format: "%.2f", ratio))}"# + "\n"
         try Data(json.utf8).write(to: URL(fileURLWithPath: jsonPath))
     }
+}
+
+/// The same concurrent appends as group commit's, with no flush at all (a diagnosis): the ceiling that the
+/// cores, LMDB and the tasks set.
+func measureWithoutFlush(tasks: Int, perTask: Int, directory: String) async throws -> GroupCommitRun {
+    try await measureConcurrentAppends(label: "group commit, no flush (diagnosis)", directory: directory, tasks: tasks,
+                                       perTask: perTask, maxEventsPerCommit: 4096, durable: false)
 }
 
 /// Group commit against one transaction per append, and one task alone.

@@ -23,7 +23,7 @@ func runRebuildDiagnosis(_ arguments: [String]) throws {
     }
     var rates: [Bool: [Double]] = [true: [], false: []]
     for round in 0..<rounds {
-        for readingAhead in round % 2 == 0 ? [true, false] : [false, true] {
+        for readingAhead in turns(2, round: round).map({ $0 == 0 }) {
             var rebuilt: LogHead?
             let elapsed = try seconds { rebuilt = try Ledger.rebuildProjections(path: path, readingAhead: readingAhead) }
             precondition(rebuilt == head, "the rebuild changed the head")

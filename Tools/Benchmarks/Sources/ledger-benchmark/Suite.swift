@@ -109,25 +109,24 @@ func runSuite(_ arguments: [String]) async throws {
         figures += try measureQueries(options)
     }
     if options.parts.contains("group-commit") {
-        log("4/4 group commit: 64 tasks appending single durable events, \(options.groupCommitRounds) rounds …")
-        let gc = try await measureGroupCommit(tasks: 64, perTask: 100, baselinePerTask: 10, rounds: options.groupCommitRounds,
-                                              directory: options.directory + "/group-commit")
+        let (tasks, perTask, directory) = (64, 100, options.directory + "/group-commit")
+        log("4/4 group commit: \(tasks) tasks appending single durable events, \(options.groupCommitRounds) rounds …")
+        let gc = try await measureGroupCommit(tasks: tasks, perTask: perTask, baselinePerTask: 10, rounds: options.groupCommitRounds,
+                                              directory: directory)
         let p99 = gc.grouped.percentile(0.99)
         figures.append(Figure(
-            workload: "concurrent durable single appends, 64 tasks", unit: "events/s", ledger: gc.grouped.rate, baseline: gc.single.rate,
+            workload: "concurrent durable single appends, \(tasks) tasks", unit: "events/s", ledger: gc.grouped.rate, baseline: gc.single.rate,
             ratio: gc.ratio, ratioName: "group commit / one transaction per append", target: "≥ 20", met: gc.ratio >= 20,
             note: String(format: "p99 %.2f ms (target ≤ 10 ms: %@); rounds %@", p99, p99 <= 10 ? "met" : "missed",
                          gc.roundRatios.map { String(format: "%.1f×", $0) }.joined(separator: ", "))
                 + kibPerTransaction(gc.grouped, "a group transaction") + kibPerTransaction(gc.single, "a one-append transaction")))
         // Two diagnoses: the same appends with no flush at all, and what raw LMDB gains by grouping on this disk.
-        let noFlush = try await measureConcurrentAppends(
-            label: "group commit, no flush", directory: options.directory + "/group-commit", tasks: 64, perTask: 100,
-            maxEventsPerCommit: 4096, durable: false)
+        let noFlush = try await measureWithoutFlush(tasks: tasks, perTask: perTask, directory: directory)
         figures.append(Figure(
             workload: "  the same, commits not flushed (diagnosis: the flush free)", unit: "events/s", ledger: noFlush.rate,
             baseline: gc.single.rate, ratio: noFlush.rate / gc.single.rate, ratioName: "not flushed / one durable transaction per append",
             target: "(ceiling)", met: nil, note: String(format: "%.1f appends per transaction", noFlush.appendsPerTransaction)))
-        let floor = try measureRawLMDBFloor(directory: options.directory + "/group-commit", records: 2_000)
+        let floor = try measureRawLMDBFloor(directory: directory, records: 2_000)
         figures.append(Figure(
             workload: "  raw LMDB, 32 records per durable transaction (diagnosis: the floor of this disk)", unit: "records/s",
             ledger: .nan, raw: floor.grouped, baseline: floor.single, ratio: floor.grouped / floor.single,
@@ -172,16 +171,14 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
         remaining -= batch.count
         // Encoding for raw LMDB is not part of its floor: the ledger's stored bytes, made before the clock starts.
         let encoded = raw.encode(batch)
-        // The engines take turns going first, so that none always finds the disk busy or the caches warm.
-        let steps: [(Int, () throws -> Void)] = [
-            (0, { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) }),
-            (1, { try raw.append(encoded) }),
-            (2, { let appended = try sqlite.append(batch); precondition(appended == batch.count) }),
+        let steps: [() throws -> Void] = [
+            { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
+            { try raw.append(encoded) },
+            { let appended = try sqlite.append(batch); precondition(appended == batch.count) },
         ]
-        for k in 0..<3 {
-            let (engine, step) = steps[(k + round) % 3]
+        for engine in turns(steps.count, round: round) {
             let writtenBefore = bytesWrittenByProcess()
-            times[engine] += try seconds(step)
+            times[engine] += try seconds(steps[engine])
             if let writtenBefore, let writtenAfter = bytesWrittenByProcess() { written?[engine] += writtenAfter - writtenBefore }
         }
         round += 1
@@ -241,14 +238,11 @@ func measureAppendCeilings(_ options: SuiteOptions, directory: String, head: Log
     while remaining > 0 {
         let batch = generator.next(min(options.batch, remaining))
         remaining -= batch.count
-        let steps: [(Int, () throws -> Void)] = [
-            (0, { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) }),
-            (1, { let appended = try rules.apply(batch); precondition(appended == batch.count) }),
+        let steps: [() throws -> Void] = [
+            { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
+            { let appended = try rules.apply(batch); precondition(appended == batch.count) },
         ]
-        for k in 0..<2 {
-            let (way, step) = steps[(k + round) % 2]
-            times[way] += try seconds(step)
-        }
+        for way in turns(steps.count, round: round) { times[way] += try seconds(steps[way]) }
         round += 1
     }
     let notFlushedHead = try ledger.head()
@@ -283,7 +277,7 @@ func measureRebuild(_ run: AppendRun, options: SuiteOptions) throws -> [Figure] 
                 try ledger.rebuildProjections(readingAhead: true)
                 heads.append(try ledger.head()) }) },
         ]
-        for k in 0..<steps.count { try steps[(k + round) % steps.count]() }
+        for step in turns(steps.count, round: round) { try steps[step]() }
     }
     precondition(heads.allSatisfy { $0 == before } && run.sqlite.head.hash == before.hash, "a rebuild changed the head")
     let n = Double(run.events)
@@ -405,7 +399,7 @@ func measureQueries(
         ]
         for (kind, query) in queries.enumerated() {
             var answers: [QueryAnswer?] = [nil, nil]
-            for engine in round % 2 == 0 ? [0, 1] : [1, 0] {
+            for engine in turns(2, round: round) {
                 var answer: Answer = { nil }
                 let elapsed = try seconds { answer = try engine == 0 ? query.ledger() : query.sqlite() }
                 if !warmUp { times[kind][engine] += elapsed }
