@@ -78,15 +78,6 @@ public struct PermissionEvent: Hashable, Sendable {
         case .handlesObserved, .permissionChanged: nil
         }
     }
-
-    /// The event with what the ledger assigns (`recordedAt`, `seq`, `hash`) removed: what idempotency compares.
-    var content: PermissionEvent {
-        var copy = self
-        copy.recordedAt = nil
-        copy.seq = nil
-        copy.hash = nil
-        return copy
-    }
 }
 
 extension PermissionEvent.Payload {

@@ -108,14 +108,20 @@ public enum AppendOutcome: Hashable, Sendable {
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)
-            guard stored.content == input.content else {
+            // Compared as stored, byte for byte (`content` compares text as Swift strings, to which two
+            // spellings of the same accented letter are equal): a reused id with a subject spelled otherwise
+            // is a conflict, as an append under it would be a different event.
+            guard EventRecord.encode(stored, recordedAt: .earliest) == EventRecord.encode(input, recordedAt: .earliest) else {
                 throw reject("event id \(quoted(input.id)) is already used by seq \(existing) for a different event")
             }
             return .duplicate(of: existing)
         }
         let recordedAt: Timestamp
         if let given = input.recordedAt {
-            if let previous = head.recordedAt, given < previous {
+            // A response delivered again is a no-op (EVENTS.md) before it is an event out of order: its
+            // `recordedAt` may well be older than the head's, as a redelivered event's may (`Idempotency comes
+            // first`, in the README).
+            if let previous = head.recordedAt, given < previous, try !isRepeatedAnswer(input) {
                 throw reject("recordedAt \(given) is earlier than the previous event's \(previous); recordedAt never decreases along the log")
             }
             recordedAt = given
@@ -264,6 +270,14 @@ public enum AppendOutcome: Hashable, Sendable {
             throw reject("subject \(quoted(event.subject)) differs from question \(id.uuidString)'s subject \(quoted(definition.row.subject))")
         }
         return definition
+    }
+
+    /// Whether `event` answers an answered question with the choice it was answered with: the same response
+    /// delivered again, which the rules fold into the first.
+    private func isRepeatedAnswer(_ event: PermissionEvent) throws -> Bool {
+        guard case .questionAnswered(let id, let choiceID, _) = event.payload, let definition = try store.question(id) else { return false }
+        return [.approved, .denied].contains(definition.row.state) && definition.row.choiceID == choiceID
+            && compareUTF8(definition.row.subject, event.subject) == 0
     }
 
     private func pendingQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {

@@ -242,6 +242,45 @@ import Testing
         }
     }
 
+    @Test func theSameAnswerDeliveredAgainWithAnOlderRecordedAtIsStillADuplicate() async throws {
+        try await withLedger { ledger async throws in
+            try await ledger.append(json:
+                JSONLine.asked("e1", question: Self.q1, at: "09:00:00", recorded: "09:00:01"),
+                JSONLine.answered("e2", question: Self.q1, choice: "approve", at: "09:05:00", recorded: "09:05:01"),
+                JSONLine.permission("p1", "camera", "authorized", at: "09:30:00", recorded: "09:30:01"))
+            let export = try ledger.exportText()
+            // recordedAt 09:05:02 is older than the head's (09:30:01): the response, delivered again, is folded
+            // into the first all the same.
+            let again = try await ledger.append(json: JSONLine.answered("e3", question: Self.q1, choice: "approve", at: "09:05:00", recorded: "09:05:02"))
+            #expect(again.outcomes == [.duplicate(of: 2)])
+            #expect(try ledger.exportText() == export)
+            // Another choice with an older recordedAt is still out of order.
+            let rejected = await rejections {
+                try await ledger.append(json: JSONLine.answered("e4", question: Self.q1, choice: "decline", at: "09:05:00", recorded: "09:05:02"))
+            }
+            #expect(rejected.first?.rejection.reason.contains("recordedAt") == true, "\(rejected)")
+            #expect(try ledger.exportText() == export)
+        }
+    }
+
+    @Test func aReusedIDWhoseSubjectIsSpelledInAnotherUnicodeFormIsAConflict() async throws {
+        try await withLedger { ledger async throws in
+            let precomposed = "caf\u{E9}", combining = "cafe\u{301}"
+            #expect(precomposed == combining, "Swift strings: equal")
+            try await ledger.append(json: JSONLine.permission("p1", subject: precomposed, "camera", "authorized", at: "09:00:00", recorded: "09:00:01"))
+            let export = try ledger.exportText()
+            let rejected = await rejections {
+                try await ledger.append(json: JSONLine.permission("p1", subject: combining, "camera", "authorized", at: "09:00:00", recorded: "09:00:01"))
+            }
+            #expect(rejected.count == 1)
+            #expect(rejected.first?.rejection.reason.contains("already used by seq 1") == true, "\(rejected)")
+            #expect(try ledger.exportText() == export)
+            // The very same bytes are a duplicate.
+            let again = try await ledger.append(json: JSONLine.permission("p1", subject: precomposed, "camera", "authorized", at: "09:00:00", recorded: "09:00:01"))
+            #expect(again.outcomes == [.duplicate(of: 1)])
+        }
+    }
+
     @Test func aDifferentSecondAnswerIsRejectedAsConflicting() async throws {
         try await withLedger { ledger async throws in
             try await ledger.append(json:
