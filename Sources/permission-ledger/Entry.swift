@@ -25,6 +25,12 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         // Past a file size limit (ulimit -f) a write fails with EFBIG and the tool says so, instead of the
         // default SIGXFSZ killing it.
         signal(SIGXFSZ, SIG_IGN)
+        guard CommandLine.arguments.count > 1 else {
+            // No command at all is wrong usage, as a missing argument is (CLI.md): exit 2, not the help with 0.
+            let commands = configuration.subcommands.map { $0._commandName }.joined(separator: ", ")
+            printError("usage: a command is missing; one of \(commands) (see permission-ledger --help)")
+            Foundation.exit(2)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -75,7 +81,8 @@ struct ToolFailure: Error {
         self.lines = lines
     }
 
-    /// Maps a ledger error to its exit code.
+    /// Maps a ledger error to its exit code. Damage is exit 4 only when `verify` finds it (``Verify`` says so
+    /// itself); any other command that meets it could not read the ledger: exit 3, with a pointer to `verify`.
     init(_ error: any Error) {
         if let failure = error as? ToolFailure {
             self = failure
@@ -87,7 +94,7 @@ struct ToolFailure: Error {
         }
         switch error.kind {
         case .notFound: self.init(.rejected, error.description)
-        case .damaged: self.init(.damaged, error.description)
+        case .damaged: self.init(.unreadable, error.description + " (run permission-ledger verify for a full check)")
         case .missing, .notALedger, .locked, .storage: self.init(.unreadable, error.description)
         }
     }

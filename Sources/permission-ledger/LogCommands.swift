@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Testing) import PermissionLedger
+import PermissionModel
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -123,7 +124,10 @@ struct Verify: ParsableCommand {
                 } else {
                     writeOut(#"{"ok":true,"events":\#(events),"head":"\#(head)"}"#)
                 }
-            case .table, .csv:
+            case .csv:
+                writeOut(Self.csv(ok: problem == nil, events: events, head: problem == nil ? head : nil,
+                                  damagedSeq: problem == nil ? nil : damagedSeq ?? 1, problem: problem), terminator: "")
+            case .table:
                 if problem == nil { writeOut("ok: \(events) events, head \(head)") }
             }
             if let problem {
@@ -131,11 +135,24 @@ struct Verify: ParsableCommand {
             }
         case .failure(let kind, let message, let seq):
             let error = LedgerError(kind, message, seq: seq)
-            if kind == .damaged, format.resolved == .json {
+            guard kind == .damaged else { throw ToolFailure(error) }
+            switch format.resolved {
+            case .json:
                 writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(seq.map(String.init) ?? "null"),"problem":\#(jsonString(message))}"#)
+            case .csv:
+                writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq, problem: message), terminator: "")
+            case .table:
+                break
             }
-            throw ToolFailure(error)
+            throw ToolFailure(.damaged, error.description)
         }
+    }
+
+    /// The outcome as one CSV record under a header, the fields of the JSON form; those that do not apply are empty.
+    private static func csv(ok: Bool, events: UInt64?, head: String?, damagedSeq: UInt64?, problem: String?) -> String {
+        var table = Table("ok", "events", "head", "damagedSeq", "problem")
+        table.add(String(ok), events.map(String.init) ?? "", head ?? "", damagedSeq.map(String.init) ?? "", problem ?? "")
+        return table.csv()
     }
 
     /// The check without a child process, for when none could be started.
@@ -203,7 +220,11 @@ struct Digest: ParsableCommand {
         }
         switch format.resolved {
         case .json: writeOut(#"{"asOf":\#(QueryJSON.asOf(result.1)),"digest":"\#(result.0)"}"#)
-        case .table, .csv: writeOut(result.0)
+        case .csv:
+            var table = Table("asOfSeq", "asOfTime", "digest")
+            table.add(String(result.1.seq), result.1.time.description, result.0)
+            writeOut(table.csv(), terminator: "")
+        case .table: writeOut(result.0)
         }
     }
 }
@@ -225,6 +246,13 @@ struct Replay: ParsableCommand {
     @Option(name: .customLong("expect-digest"), help: ArgumentHelp("Exit 5 unless the digest is this.", valueName: "HEX"))
     var expectDigest: String?
     @OptionGroup var format: FormatOption
+
+    func validate() throws {
+        // A malformed expectation is wrong usage (exit 2), not a digest that differs (exit 5).
+        if let expectDigest, expectDigest.utf8.count != 64 || !expectDigest.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--expect-digest \(quoted(expectDigest)) is not a digest: expected 64 hexadecimal digits, as digest prints them")
+        }
+    }
 
     func run() throws {
         let point = try asOf.point()
@@ -249,7 +277,11 @@ struct Replay: ParsableCommand {
         switch format.resolved {
         case .json:
             writeOut(#"{"asOf":\#(QueryJSON.asOf(resolved)),"digest":"\#(digest)","head":"\#(summary.head.hash)","events":\#(summary.head.seq)}"#)
-        case .table, .csv:
+        case .csv:
+            var table = Table("asOfSeq", "asOfTime", "digest", "head", "events")
+            table.add(String(resolved.seq), resolved.time.description, digest, "\(summary.head.hash)", String(summary.head.seq))
+            writeOut(table.csv(), terminator: "")
+        case .table:
             writeOut("digest \(digest)\nhead   \(summary.head.hash) (\(summary.head.seq) events)")
         }
         if let expectDigest, expectDigest.lowercased() != digest {

@@ -79,7 +79,28 @@ struct Question: ParsableCommand {
         switch format.resolved {
         case .json:
             writeOut(QueryJSON.questionResult(status, at: at))
-        case .table, .csv:
+        case .csv:
+            // One RFC 4180 table: a record per event, each with the question's fields first.
+            var table = Table("id", "subject", "topic", "description", "handles", "actions", "state", "late", "askedAt",
+                              "resolvedAt", "expiresAt", "choice", "answer", "via", "errorCode", "errorMessage",
+                              "seq", "type", "eventId", "occurredAt", "recordedAt")
+            let question = status.question
+            var description = "", actions = ""
+            switch question.topic {
+            case .significantAppUpdate(let topic): description = topic.description
+            case .communication(let topic): actions = topic.orderedActions.map(\.rawValue).joined(separator: " ")
+            }
+            let fields = [
+                question.id.uuidString, status.subject, question.topic.name, description, handlesText(question.topic.handles), actions,
+                status.state.rawValue, String(status.late), status.askedAt.description, status.resolvedAt?.description ?? "",
+                question.expiresAt?.description ?? "", status.choice?.id ?? "", status.choice?.answer.rawValue ?? "",
+                status.via?.rawValue ?? "", status.error?.code.rawValue ?? "", status.error?.message ?? "",
+            ]
+            for e in status.events {
+                table.add(row: fields + [String(e.seq), e.type.rawValue, e.id, e.occurredAt.description, e.recordedAt.description])
+            }
+            writeOut(table.csv(), terminator: "")
+        case .table:
             var fields = Table("field", "value")
             fields.add("id", status.question.id.uuidString)
             fields.add("subject", status.subject)
@@ -101,15 +122,9 @@ struct Question: ParsableCommand {
             if let error = status.error { fields.add("error", error.code.rawValue + (error.message.map { ": " + $0 } ?? "")) }
             var events = Table("seq", "type", "event id", "occurred (UTC)", "recorded (UTC)")
             for e in status.events {
-                let csv = format.resolved == .csv
-                events.add(String(e.seq), e.type.rawValue, e.id,
-                           csv ? e.occurredAt.description : tableTime(e.occurredAt), csv ? e.recordedAt.description : tableTime(e.recordedAt))
+                events.add(String(e.seq), e.type.rawValue, e.id, tableTime(e.occurredAt), tableTime(e.recordedAt))
             }
-            if format.resolved == .csv {
-                writeOut(fields.csv() + "\r\n" + events.csv())
-            } else {
-                writeOut("as of seq \(at.seq), \(at.time)\n\n" + fields.text() + "\n" + events.text())
-            }
+            writeOut("as of seq \(at.seq), \(at.time)\n\n" + fields.text() + "\n" + events.text())
         }
     }
 }
@@ -237,13 +252,25 @@ struct Permissions: ParsableCommand {
         case .table, .csv:
             let csv = format.resolved == .csv
             var table = csv ? Table("permission", "state", "since", "canPrompt", "cause") : Table("permission", "state", "since (UTC)", "prompt", "cause")
-            for p in permissions {
-                table.add(p.permission.rawValue, p.state.rawValue, csv ? p.since.description : tableTime(p.since),
-                          csv ? String(p.canPrompt) : (p.canPrompt ? "yes" : "no"), p.cause?.rawValue ?? "")
+            let missing = required.map { QueryJSON.missingPermissions($0, in: permissions) } ?? []
+            if csv, required != nil {
+                // With --require, each record says whether the permission is required and, if so, whether
+                // it is missing; a required permission with no recorded state gets a record of its own.
+                table.headers += ["required", "missing"]
             }
-            var text = format.resolved == .csv ? table.csv() : "\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text()
-            if let required, format.resolved == .table {
-                let missing = QueryJSON.missingPermissions(required, in: permissions)
+            for p in permissions {
+                var row = [p.permission.rawValue, p.state.rawValue, csv ? p.since.description : tableTime(p.since),
+                           csv ? String(p.canPrompt) : (p.canPrompt ? "yes" : "no"), p.cause?.rawValue ?? ""]
+                if csv, let required { row += [String(required.contains(p.permission)), String(missing.contains(p.permission))] }
+                table.add(row: row)
+            }
+            if csv, required != nil {
+                for p in missing where !permissions.contains(where: { $0.permission == p }) {
+                    table.add(row: [p.rawValue, "", "", "", "", "true", "true"])
+                }
+            }
+            var text = csv ? table.csv() : "\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text()
+            if required != nil, !csv {
                 text += missing.isEmpty ? "\nrequired: satisfied\n" : "\nrequired: NOT satisfied; missing \(missing.map(\.rawValue).joined(separator: ", "))\n"
             }
             writeOut(text, terminator: "")

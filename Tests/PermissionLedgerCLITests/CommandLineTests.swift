@@ -15,6 +15,7 @@ private let readingCommands: [[String]] = [
 @Suite("usage errors", .timeLimit(.minutes(10)))
 struct UsageTests {
     @Test("wrong usage exits 2 (not 64) with a message on standard error", arguments: [
+        [],
         ["frobnicate"],
         ["verify", "--frobnicate"],
         ["question"],

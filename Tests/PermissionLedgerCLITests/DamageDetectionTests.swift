@@ -116,6 +116,27 @@ struct DamageDetectionTests {
         }
     }
 
+    @Test("another command that meets damage could not read the ledger: exit 3, naming the seq and pointing to verify (exit 4)")
+    func damageMetByAnotherCommand() throws {
+        try withSandbox { sandbox in
+            let ledger = try makeLedger(sandbox, chunks: 1)
+            let file = try DataFile(ledger: ledger)
+            // The version byte of the third event's record, after its 32-byte chain hash.
+            let event = try #require(file.node(ofTable: "events", key: [0, 0, 0, 0, 0, 0, 0, 3]))
+            var damaged = file
+            damaged.bytes[event.dataOffset + 32] = 0xEE
+            let copy = try damaged.write(to: sandbox.path("damaged"))
+            #expect(try verify(sandbox, copy, format: "table").status == 4)
+            for command in [["export"], ["history"]] {
+                let result = try sandbox.run(command + ["--ledger", copy])
+                #expect(result.status == 3 && !result.crashed, "\(result)")
+                #expect(result.errorLines.count == 1, "\(result)")
+                #expect(result.errorLines.first?.hasPrefix("seq 3: ") == true, "\(result)")
+                #expect(result.err.contains("permission-ledger verify"), "\(result)")
+            }
+        }
+    }
+
     @Test("a changed version in the meta table is damage when the tables bear this build out; an older one asks for a rebuild")
     func damagedMetaTable() throws {
         try withSandbox { sandbox in

@@ -84,6 +84,50 @@ struct DigestTests {
         }
     }
 
+    @Test("an --expect-digest that is not 64 hex digits is wrong usage (exit 2), not a digest that differs (5)", arguments: [
+        "3f2a…", "abc", String(repeating: "g", count: 64), String(repeating: "a", count: 63), String(repeating: "a", count: 65),
+    ])
+    func malformedExpectedDigest(_ expected: String) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["replay", Fixture.path("late-answer.jsonl"), "--expect-digest", expected])
+            #expect(result.status == 2, "\(result)")
+            #expect(result.err.contains("64 hexadecimal digits"), "\(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+        }
+    }
+
+    @Test("--format csv of digest, replay and verify: a header row and one record, the fields of their JSON")
+    func csv() throws {
+        try withSandbox { sandbox in
+            let file = Fixture.path("expiry-by-clock.jsonl")
+            let ledger = try sandbox.ledger(importing: file)
+            func record(_ arguments: [String]) throws -> [String: String] {
+                let run = try sandbox.run(arguments + ["--format", "csv"])
+                #expect(run.status == 0, "\(run)")
+                let records = try #require(parseCSV(run.out), "not RFC 4180 CSV: \(run)")
+                try #require(records.count == 2 && records[0].count == records[1].count, "a header and one record: \(records)")
+                return Dictionary(uniqueKeysWithValues: zip(records[0], records[1]))
+            }
+            let digestJSON = try sandbox.json(["digest", "--ledger", ledger, "--as-of", "seq:5"])
+            let digest = try record(["digest", "--ledger", ledger, "--as-of", "seq:5"])
+            #expect(digest["digest"] == digestJSON.string("digest"))
+            #expect(digest["asOfSeq"] == "5")
+            #expect(digest["asOfTime"] == (try digestJSON.object("asOf").string("time")))
+
+            let verifyJSON = try sandbox.json(["verify", "--ledger", ledger])
+            let verify = try record(["verify", "--ledger", ledger])
+            #expect(verify["ok"] == "true")
+            #expect(verify["events"] == verifyJSON.int("events").map(String.init))
+            #expect(verify["head"] == verifyJSON.string("head"))
+            #expect(verify["damagedSeq"] == "" && verify["problem"] == "")
+
+            let replay = try record(["replay", file, "--as-of", "seq:5"])
+            #expect(replay["digest"] == digest["digest"])
+            #expect(replay["head"] == verifyJSON.string("head"))
+            #expect(replay["events"] == verify["events"])
+        }
+    }
+
     @Test("replay leaves no ledger behind, in the working directory or in TMPDIR, even when it rejects the input")
     func replayLeavesNothingBehind() throws {
         try withSandbox { sandbox in

@@ -58,6 +58,28 @@ struct PermissionsTests {
         }
     }
 
+    @Test("--format csv with --require says of each permission whether it is required and missing, with a record for one never recorded")
+    func requireInCSV() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+            let result = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15",
+                                          "--require", "bluetooth,camera,microphone", "--format", "csv"])
+            #expect(result.status == 0, "\(result)")
+            let records = try #require(parseCSV(result.out), "not RFC 4180 CSV: \(result)")
+            let header = try #require(records.first)
+            #expect(records.allSatisfy { $0.count == header.count }, "\(records)")
+            let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
+            #expect(rows.map { $0["permission"] } == ["camera", "contacts", "microphone", "notifications", "photoLibrary", "bluetooth"])
+            #expect(rows.map { $0["required"] } == ["true", "false", "true", "false", "false", "true"])
+            // As the JSON's "missing": camera (doNotAskAgain) and bluetooth (never recorded).
+            #expect(rows.filter { $0["missing"] == "true" }.map { $0["permission"] } == ["camera", "bluetooth"])
+            #expect(rows.last?["state"] == "", "no state recorded: \(rows)")
+
+            let plain = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15", "--format", "csv"])
+            #expect(parseCSV(plain.out)?.first?.contains("required") == false, "the columns only with --require: \(plain)")
+        }
+    }
+
     @Test("an unknown permission in --require is wrong usage (exit 2)", arguments: ["camera,teleport", "Camera", "location"])
     func unknownRequiredPermission(_ names: String) throws {
         try withSandbox { sandbox in

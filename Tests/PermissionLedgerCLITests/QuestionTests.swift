@@ -278,6 +278,33 @@ struct QuestionsTests {
         }
     }
 
+    @Test("question --format csv is one RFC 4180 table: a record per event, each with the question's fields")
+    func questionCSV() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("late-answer.jsonl"))
+            let id = try #require(try sandbox.json(["questions", "--ledger", ledger]).objects("questions").first?.string("id"))
+            let json = try sandbox.json(["question", id, "--ledger", ledger]).object("question")
+            let result = try sandbox.run(["question", id, "--ledger", ledger, "--format", "csv"])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.out.hasSuffix("\r\n") && !result.out.hasSuffix("\r\n\r\n") && !result.out.hasSuffix("\n\n"), "\(result)")
+            let records = try #require(parseCSV(result.out), "not RFC 4180 CSV: \(result)")
+            let header = try #require(records.first)
+            #expect(records.allSatisfy { $0.count == header.count }, "every record has the header's fields: \(records)")
+            let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
+            let events = try json.objects("events")
+            #expect(rows.map { $0["seq"] } == events.map { $0.int("seq").map(String.init) })
+            #expect(rows.map { $0["type"] } == events.map { $0.string("type") })
+            #expect(rows.map { $0["eventId"] } == events.map { $0.string("id") })
+            for row in rows {
+                #expect(row["id"] == id)
+                #expect(row["state"] == json.string("state"))
+                #expect(row["late"] == json.bool("late").map(String.init))
+                #expect(row["askedAt"] == json.string("askedAt"))
+                #expect(row["choice"] == (try json.object("choice").string("id")))
+            }
+        }
+    }
+
     @Test("an unknown --state is wrong usage (exit 2)")
     func unknownState() throws {
         try withSandbox { sandbox in
