@@ -108,9 +108,9 @@ public enum AppendOutcome: Hashable, Sendable {
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)
-            // Compared as stored, byte for byte (`content` compares text as Swift strings, to which two
-            // spellings of the same accented letter are equal): a reused id with a subject spelled otherwise
-            // is a conflict, as an append under it would be a different event.
+            // Compared as stored, byte for byte, without what the ledger assigns (`recordedAt`, `seq`, `hash`):
+            // `==` on the decoded events would compare text as Swift strings, to which two spellings of the same
+            // accented letter are equal, so a reused id with a subject spelled otherwise would pass for a duplicate.
             guard EventRecord.encode(stored, recordedAt: .earliest) == EventRecord.encode(input, recordedAt: .earliest) else {
                 throw reject("event id \(quoted(input.id)) is already used by seq \(existing) for a different event")
             }
