@@ -138,9 +138,9 @@ struct Verify: ParsableCommand {
             guard kind == .damaged else { throw ToolFailure(error) }
             switch format.resolved {
             case .json:
-                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(seq.map(String.init) ?? "null"),"problem":\#(jsonString(message))}"#)
+                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(seq ?? 1),"problem":\#(jsonString(message))}"#)
             case .csv:
-                writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq, problem: message), terminator: "")
+                writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq ?? 1, problem: message), terminator: "")
             case .table:
                 break
             }
@@ -249,7 +249,9 @@ struct Replay: ParsableCommand {
 
     func validate() throws {
         // A malformed expectation is wrong usage (exit 2), not a digest that differs (exit 5).
-        if let expectDigest, expectDigest.utf8.count != 64 || !expectDigest.allSatisfy(\.isHexDigit) {
+        // ASCII digits and letters only: `Character.isHexDigit` also takes their fullwidth forms.
+        if let expectDigest, expectDigest.utf8.count != 64
+            || !expectDigest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0 & 0xDF) }) {
             throw ValidationError("--expect-digest \(quoted(expectDigest)) is not a digest: expected 64 hexadecimal digits, as digest prints them")
         }
     }

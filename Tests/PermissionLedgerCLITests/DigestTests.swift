@@ -78,6 +78,8 @@ struct DigestTests {
 
             let matching = try sandbox.run(["replay", file, "--expect-digest", right])
             #expect(matching.status == 0, "\(matching)")
+            let uppercase = try sandbox.run(["replay", file, "--expect-digest", right.uppercased()])
+            #expect(uppercase.status == 0, "hex digits in either case: \(uppercase)")
             let differing = try sandbox.run(["replay", file, "--expect-digest", wrong])
             #expect(differing.status == 5, "\(differing)")
             #expect(!differing.errorLines.isEmpty, "says why: \(differing)")
@@ -86,6 +88,8 @@ struct DigestTests {
 
     @Test("an --expect-digest that is not 64 hex digits is wrong usage (exit 2), not a digest that differs (5)", arguments: [
         "3f2a…", "abc", String(repeating: "g", count: 64), String(repeating: "a", count: 63), String(repeating: "a", count: 65),
+        // 61 digits and a fullwidth "ａ" (three bytes): 64 bytes, and Character.isHexDigit takes it.
+        String(repeating: "a", count: 61) + "\u{FF41}",
     ])
     func malformedExpectedDigest(_ expected: String) throws {
         try withSandbox { sandbox in

@@ -69,11 +69,12 @@ struct PermissionsTests {
             let header = try #require(records.first)
             #expect(records.allSatisfy { $0.count == header.count }, "\(records)")
             let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
-            #expect(rows.map { $0["permission"] } == ["camera", "contacts", "microphone", "notifications", "photoLibrary", "bluetooth"])
-            #expect(rows.map { $0["required"] } == ["true", "false", "true", "false", "false", "true"])
-            // As the JSON's "missing": camera (doNotAskAgain) and bluetooth (never recorded).
-            #expect(rows.filter { $0["missing"] == "true" }.map { $0["permission"] } == ["camera", "bluetooth"])
-            #expect(rows.last?["state"] == "", "no state recorded: \(rows)")
+            // Ordered by permission, the one never recorded among them.
+            #expect(rows.map { $0["permission"] } == ["bluetooth", "camera", "contacts", "microphone", "notifications", "photoLibrary"])
+            #expect(rows.map { $0["required"] } == ["true", "true", "false", "true", "false", "false"])
+            // As the JSON's "missing": bluetooth (never recorded) and camera (doNotAskAgain).
+            #expect(rows.filter { $0["missing"] == "true" }.map { $0["permission"] } == ["bluetooth", "camera"])
+            #expect(rows.first?["state"] == "", "no state recorded: \(rows)")
 
             let plain = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15", "--format", "csv"])
             #expect(parseCSV(plain.out)?.first?.contains("required") == false, "the columns only with --require: \(plain)")
