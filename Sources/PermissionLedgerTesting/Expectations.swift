@@ -199,8 +199,7 @@ extension Ledger {
         guard let (point, actual) = reading("Digest", asOf: asOf, sourceLocation: sourceLocation, { try $0.digest() })
         else { return false }
         guard actual != expected else { return true }
-        Issue.record(Comment(rawValue: "Digest \(point) differs:\n  expected: \(expected)\n  actual:   \(actual)"),
-                     sourceLocation: sourceLocation)
+        recordExpectationIssue("Digest \(point) differs:\n  expected: \(expected)\n  actual:   \(actual)", sourceLocation)
         return false
     }
 
@@ -214,8 +213,7 @@ extension Ledger {
                 (PointDescription(asOf: point, isHead: asOf == nil, point: view.point), try body(view))
             }
         } catch {
-            Issue.record(Comment(rawValue: "\(what) as of \(asOf?.description ?? "the head"): cannot be read: \(error)"),
-                         sourceLocation: sourceLocation)
+            recordExpectationIssue("\(what) as of \(asOf?.description ?? "the head"): cannot be read: \(error)", sourceLocation)
             return nil
         }
     }
@@ -228,7 +226,7 @@ extension ReplayedLedger {
         _ id: UUID, state: QuestionState, late: Bool? = nil, choice: String? = nil, via: AnswerVia? = nil,
         asOf: AsOf? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        ledger.expectQuestion(id, state: state, late: late, choice: choice, via: via, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectQuestion(id, state: state, late: late, choice: choice, via: via, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects exactly these known handles; see `Ledger.expectKnownHandles(subject:_:asOf:sourceLocation:)`.
@@ -237,7 +235,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [CommunicationHandle], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects exactly these known handles, given as value and kind.
@@ -246,7 +244,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [(value: String, kind: CommunicationHandle.Kind)], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects exactly these permission states; see ``PermissionLedger/Ledger/expectPermissions(subject:_:asOf:sourceLocation:)``.
@@ -255,7 +253,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [SystemPermission: SystemPermission.State], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        ledger.expectPermissions(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectPermissions(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects one permission's state; see ``PermissionLedger/Ledger/expectPermission(_:_:subject:asOf:sourceLocation:)``.
@@ -264,13 +262,13 @@ extension ReplayedLedger {
         _ permission: SystemPermission, _ state: SystemPermission.State?, subject: String, asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        ledger.expectPermission(permission, state, subject: subject, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectPermission(permission, state, subject: subject, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects the digest at a point of the log; see ``PermissionLedger/Ledger/expectDigest(_:asOf:sourceLocation:)``.
     @discardableResult
     public func expectDigest(_ expected: String, asOf: AsOf? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        ledger.expectDigest(expected, asOf: asOf, sourceLocation: sourceLocation)
+        FixtureContext.$current.withValue(context) { ledger.expectDigest(expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 }
 
@@ -283,13 +281,31 @@ struct PointDescription: CustomStringConvertible {
     var point: AsOfPoint
 
     var description: String {
-        switch asOf {
+        let text = switch asOf {
         case .seq(let n) where isHead: "as of seq:\(n), the head (clock \(point.time))"
         case .seq(let n): "as of seq:\(n) (clock \(point.time))"
         case .time(let t): "as of \(t) (events through seq:\(point.seq))"
         case .now: "as of now (events through seq:\(point.seq), clock \(point.time))"
         }
+        guard let line = FixtureContext.current?.lineOfSeq[point.seq] else { return text }
+        return text + "; seq \(point.seq) is line \(line)"
     }
+}
+
+/// The fixture a ``ReplayedLedger``'s expectations check, so that their messages name it and the line of the
+/// point's last event: one helper that replays every fixture still says which one failed, and where.
+struct FixtureContext: Sendable {
+    var name: String
+    /// The line each appended event came from, by its seq.
+    var lineOfSeq: [UInt64: Int]
+
+    @TaskLocal static var current: FixtureContext?
+}
+
+/// Records an expectation's failure at the caller's line, naming the fixture when there is one.
+func recordExpectationIssue(_ text: String, _ sourceLocation: SourceLocation) {
+    let fixture = FixtureContext.current.map { "\($0.name): " } ?? ""
+    Issue.record(Comment(rawValue: fixture + text), sourceLocation: sourceLocation)
 }
 
 /// A table of expected and actual values, with `✗` on the rows that differ.
@@ -334,7 +350,7 @@ struct SideBySide {
     /// Records an issue at `sourceLocation` when a row differs; returns whether none did.
     func record(_ sourceLocation: SourceLocation) -> Bool {
         guard differs else { return true }
-        Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
+        recordExpectationIssue(text, sourceLocation)
         return false
     }
 }

@@ -29,6 +29,8 @@ public final class ReplayedLedger: Sendable {
     public let fixture: Fixture
     /// What the append did: one outcome per event (duplicates included) and the head afterwards.
     public let summary: Ledger.AppendSummary
+    /// What expectation messages name: the fixture, and the line of each appended event.
+    let context: FixtureContext
 
     /// Replays `fixture` into a new ledger in a new temporary directory, in one append.
     ///
@@ -61,6 +63,11 @@ public final class ReplayedLedger: Sendable {
         }
         self.directory = directory
         self.fixture = fixture
+        var lineOfSeq: [UInt64: Int] = [:]
+        for (index, outcome) in summary.outcomes.enumerated() {
+            if case .appended(let seq) = outcome, fixture.lines.indices.contains(index) { lineOfSeq[seq] = fixture.lines[index] }
+        }
+        context = FixtureContext(name: fixture.name, lineOfSeq: lineOfSeq)
     }
 
     /// Replays events into a new ledger in a new temporary directory; see ``init(_:clock:)``.

@@ -31,7 +31,13 @@ import Testing
 
     @Test func replaysAreDeterministic() async {
         await propertyCheck(count: Self.cases, input: Self.scenarios) { generated in
-            try Self.check(generated)
+            // propertyCheck counts recorded issues only and drops what its closure throws (`try?`), so an
+            // error (a valid scenario rejected, a failed verify) must be recorded to fail the case.
+            do {
+                try Self.check(generated)
+            } catch {
+                Issue.record(error)
+            }
         }
     }
 

@@ -38,7 +38,7 @@ import Testing
             } matching: { issue in
                 let text = message(issue)
                 return Self.pointsHere(issue, line: line)
-                    && text.hasPrefix("Question 6A3F1C2E-0005-4000-8000-000000000001 of \"kid-ben\" as of seq:7, the head (clock 2026-11-20T14:55:01Z):")
+                    && text.hasPrefix("late-answer.jsonl: Question 6A3F1C2E-0005-4000-8000-000000000001 of \"kid-ben\" as of seq:7, the head (clock 2026-11-20T14:55:01Z); seq 7 is line 28:")
                     && showsSideBySide(issue, expected: "denied", actual: "approved")
                     && showsSideBySide(issue, expected: "false", actual: "true")
                     && showsSideBySide(issue, expected: "decline", actual: "approve")
@@ -54,7 +54,7 @@ import Testing
                 replayed.expectQuestion(Self.q2, state: .expired, late: true, asOf: .seq(5))
             } matching: { issue in
                 let lines = message(issue).split(separator: "\n").map(String.init)
-                return lines.first == "Question 6A3F1C2E-0005-4000-8000-000000000002 of \"kid-ben\" as of seq:5 (clock 2026-11-20T14:45:00Z):"
+                return lines.first == "late-answer.jsonl: Question 6A3F1C2E-0005-4000-8000-000000000002 of \"kid-ben\" as of seq:5 (clock 2026-11-20T14:45:00Z); seq 5 is line 26:"
                     && lines.contains { $0.contains("✗") && $0.contains("late") && showsSideBySide(issue, expected: "true", actual: "false") }
                     && lines.contains { !$0.contains("✗") && $0.contains("state") && $0.contains("expired") }
             }
@@ -103,7 +103,7 @@ import Testing
                 #expect(!replayed.expectKnownHandles(subject: "kid-ben", [("pixelpal", .custom)]))
             } matching: { issue in
                 Self.pointsHere(issue, line: line)
-                    && message(issue).hasPrefix("Known handles of \"kid-ben\" as of seq:7, the head (clock 2026-11-20T12:00:01Z); expected 1, actual 1:")
+                    && message(issue).hasPrefix("time-limited.jsonl: Known handles of \"kid-ben\" as of seq:7, the head (clock 2026-11-20T12:00:01Z); seq 7 is line 25; expected 1, actual 1:")
                     // Expected but not known: left column filled, right column empty.
                     && showsSideBySide(issue, expected: "custom \"pixelpal\"", actual: "—")
                     // Known but not expected: the actual value, with its details, on the right.
@@ -147,7 +147,7 @@ import Testing
                 #expect(!replayed.expectPermissions(subject: "kid-ava", [.camera: .authorized, .siri: .denied], asOf: .seq(2)))
             } matching: { issue in
                 Self.pointsHere(issue, line: line)
-                    && message(issue).hasPrefix("Permissions of \"kid-ava\" as of seq:2 (clock 2026-11-20T08:01:01Z):")
+                    && message(issue).hasPrefix("permissions.jsonl: Permissions of \"kid-ava\" as of seq:2 (clock 2026-11-20T08:01:01Z); seq 2 is line 17:")
                     && showsSideBySide(issue, expected: "authorized", actual: "askAgain")
                     && showsSideBySide(issue, expected: "siri  ", actual: "(none)")
             }
@@ -160,7 +160,8 @@ import Testing
                 replayed.expectPermission(.camera, .authorized, subject: "kid-ava")
             } matching: { issue in
                 showsSideBySide(issue, expected: "authorized", actual: "doNotAskAgain")
-                    && message(issue).hasPrefix("Permission camera of \"kid-ava\" as of seq:15, the head")
+                    && message(issue).hasPrefix("permissions.jsonl: Permission camera of \"kid-ava\" as of seq:15, the head")
+                    && message(issue).contains("seq 15 is line 30")
             }
         }
     }
@@ -178,7 +179,7 @@ import Testing
                 #expect(!replayed.expectDigest(digest, asOf: .seq(2)))
             } matching: { issue in
                 Self.pointsHere(issue, line: line)
-                    && message(issue) == "Digest as of seq:2 (clock 2026-11-20T08:01:01Z) differs:\n  expected: \(digest)\n  actual:   \(atTwo)"
+                    && message(issue) == "permissions.jsonl: Digest as of seq:2 (clock 2026-11-20T08:01:01Z); seq 2 is line 17 differs:\n  expected: \(digest)\n  actual:   \(atTwo)"
             }
         }
     }
