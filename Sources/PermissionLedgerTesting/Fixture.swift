@@ -53,7 +53,9 @@ public struct Fixture: Hashable, Sendable {
         try self.init(bytes: Array(data), name: url.lastPathComponent)
     }
 
-    /// Reads a fixture file at a path.
+    /// Reads a fixture file at a path. A relative path is taken from the working directory, which `swift test`
+    /// sets to the package's root; where a test runner sets another (Xcode, say), build the path from the test
+    /// file's `#filePath` instead, or use ``init(contentsOf:)``.
     ///
     /// - Throws: ``FixtureError`` when the file cannot be read, or listing every line that does not decode.
     public init(path: String) throws(FixtureError) {
