@@ -275,7 +275,8 @@ public enum AppendOutcome: Hashable, Sendable {
     /// Whether `event` answers an answered question with the choice it was answered with: the same response
     /// delivered again, which the rules fold into the first.
     private func isRepeatedAnswer(_ event: PermissionEvent) throws -> Bool {
-        guard case .questionAnswered(let id, let choiceID, _) = event.payload, let definition = try store.question(id) else { return false }
+        guard case .questionAnswered(let id, let choiceID, _) = event.payload,
+              let definition = try store.question(id) else { return false }
         return [.approved, .denied].contains(definition.row.state) && definition.row.choiceID == choiceID
             && compareUTF8(definition.row.subject, event.subject) == 0
     }

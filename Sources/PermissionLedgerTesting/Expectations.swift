@@ -220,13 +220,20 @@ extension Ledger {
 }
 
 extension ReplayedLedger {
+    /// Runs an expectation of the ledger with this fixture named in its messages.
+    private func namingTheFixture(_ expectation: () -> Bool) -> Bool {
+        FixtureContext.$current.withValue(context, operation: expectation)
+    }
+
     /// Expects a question's state at a point of the log; see ``PermissionLedger/Ledger/expectQuestion(_:state:late:choice:via:asOf:sourceLocation:)``.
     @discardableResult
     public func expectQuestion(
         _ id: UUID, state: QuestionState, late: Bool? = nil, choice: String? = nil, via: AnswerVia? = nil,
         asOf: AsOf? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectQuestion(id, state: state, late: late, choice: choice, via: via, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture {
+            ledger.expectQuestion(id, state: state, late: late, choice: choice, via: via, asOf: asOf, sourceLocation: sourceLocation)
+        }
     }
 
     /// Expects exactly these known handles; see `Ledger.expectKnownHandles(subject:_:asOf:sourceLocation:)`.
@@ -235,7 +242,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [CommunicationHandle], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects exactly these known handles, given as value and kind.
@@ -244,7 +251,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [(value: String, kind: CommunicationHandle.Kind)], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects exactly these permission states; see ``PermissionLedger/Ledger/expectPermissions(subject:_:asOf:sourceLocation:)``.
@@ -253,7 +260,7 @@ extension ReplayedLedger {
         subject: String, _ expected: [SystemPermission: SystemPermission.State], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectPermissions(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture { ledger.expectPermissions(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects one permission's state; see ``PermissionLedger/Ledger/expectPermission(_:_:subject:asOf:sourceLocation:)``.
@@ -262,13 +269,13 @@ extension ReplayedLedger {
         _ permission: SystemPermission, _ state: SystemPermission.State?, subject: String, asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectPermission(permission, state, subject: subject, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture { ledger.expectPermission(permission, state, subject: subject, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
     /// Expects the digest at a point of the log; see ``PermissionLedger/Ledger/expectDigest(_:asOf:sourceLocation:)``.
     @discardableResult
     public func expectDigest(_ expected: String, asOf: AsOf? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        FixtureContext.$current.withValue(context) { ledger.expectDigest(expected, asOf: asOf, sourceLocation: sourceLocation) }
+        namingTheFixture { ledger.expectDigest(expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 }
 
