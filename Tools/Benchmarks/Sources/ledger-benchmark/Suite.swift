@@ -161,14 +161,9 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: 1 << 30, durable: true))
     let raw = try RawLMDBLog(path: directory + "/raw")
     let sqlite = try SQLiteLedger(path: directory + "/ledger.sqlite")
-    var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
     var times = [0.0, 0.0, 0.0]
     var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0] }
-    var remaining = options.events
-    var round = 0
-    while remaining > 0 {
-        let batch = generator.next(min(options.batch, remaining))
-        remaining -= batch.count
+    try forEachAppendBatch(options) { batch, round in
         // Encoding for raw LMDB is not part of its floor: the ledger's stored bytes, made before the clock starts.
         let encoded = raw.encode(batch)
         let steps: [() throws -> Void] = [
@@ -181,8 +176,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
             times[engine] += try seconds(steps[engine])
             if let writtenBefore, let writtenAfter = bytesWrittenByProcess() { written?[engine] += writtenAfter - writtenBefore }
         }
-        round += 1
-        if round % 20 == 0 { log("  \(options.events - remaining) events") }
+        if (round + 1) % 20 == 0 { log("  \(min((round + 1) * options.batch, options.events)) events") }
     }
     // The same rules over the same events give the same chain: a check that all three stored the same log.
     let ledgerHead = try ledger.head()
@@ -221,6 +215,20 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     ] + (writes.map { [$0] } ?? []))
 }
 
+/// The append workload's batches, generated from its seed in order, each with its round (its index): the same
+/// events for the three engines and for the diagnoses.
+func forEachAppendBatch(_ options: SuiteOptions, _ body: (_ batch: [PermissionEvent], _ round: Int) throws -> Void) rethrows {
+    var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
+    var remaining = options.events
+    var round = 0
+    while remaining > 0 {
+        let batch = generator.next(min(options.batch, remaining))
+        remaining -= batch.count
+        try body(batch, round)
+        round += 1
+    }
+}
+
 /// Two diagnoses of the append, each over the same events in the same batches, timed after the three engines
 /// so that they never share the disk with them: the ledger with its commits not flushed (what the flush
 /// costs), and the rules alone in memory (what the ledger's own Swift work costs before LMDB does anything).
@@ -231,19 +239,13 @@ func measureAppendCeilings(_ options: SuiteOptions, directory: String, head: Log
     log("  diagnoses: the same events with the commits not flushed, and the rules alone in memory …")
     let ledger = try Ledger(path: path, options: .init(mapSize: 1 << 30, durable: false))
     var rules = InMemoryRules()
-    var generator = EventGenerator(seed: 20_261_122, subjects: options.subjects)
     var times = [0.0, 0.0]
-    var remaining = options.events
-    var round = 0
-    while remaining > 0 {
-        let batch = generator.next(min(options.batch, remaining))
-        remaining -= batch.count
+    try forEachAppendBatch(options) { batch, round in
         let steps: [() throws -> Void] = [
             { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
             { let appended = try rules.apply(batch); precondition(appended == batch.count) },
         ]
         for way in turns(steps.count, round: round) { times[way] += try seconds(steps[way]) }
-        round += 1
     }
     let notFlushedHead = try ledger.head()
     precondition(notFlushedHead == head && rules.head == head, "a diagnosis ended at another head than the durable ledger")
