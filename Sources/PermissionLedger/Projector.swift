@@ -121,7 +121,8 @@ public enum AppendOutcome: Hashable, Sendable {
             // A response delivered again is a no-op (EVENTS.md) before it is an event out of order: its
             // `recordedAt` may well be older than the head's, as a redelivered event's may (`Idempotency comes
             // first`, in the README).
-            if let previous = head.recordedAt, given < previous, try !isRepeatedAnswer(input) {
+            if let previous = head.recordedAt, given < previous {
+                if let repeated = try repeatedAnswer(input) { return .duplicate(of: repeated) }
                 throw reject("recordedAt \(given) is earlier than the previous event's \(previous); recordedAt never decreases along the log")
             }
             recordedAt = given
@@ -163,7 +164,7 @@ public enum AppendOutcome: Hashable, Sendable {
             }
             switch row.state {
             case .approved, .denied:
-                if row.choiceID == choiceID { return .duplicate(of: try store.seq(ofLatestQuestionVersion: id) ?? row.askedSeq) }
+                if let repeated = try repeatedAnswer(input) { return .duplicate(of: repeated) }
                 throw reject("question \(id.uuidString) was already answered with \(quoted(row.choiceID ?? "")); a different answer (\(quoted(choiceID))) conflicts")
             case .canceled:
                 throw reject("question \(id.uuidString) was canceled before it was sent, so it cannot be answered")
@@ -272,13 +273,13 @@ public enum AppendOutcome: Hashable, Sendable {
         return definition
     }
 
-    /// Whether `event` answers an answered question with the choice it was answered with: the same response
-    /// delivered again, which the rules fold into the first.
-    private func isRepeatedAnswer(_ event: PermissionEvent) throws -> Bool {
-        guard case .questionAnswered(let id, let choiceID, _) = event.payload,
-              let definition = try store.question(id) else { return false }
-        return [.approved, .denied].contains(definition.row.state) && definition.row.choiceID == choiceID
-            && compareUTF8(definition.row.subject, event.subject) == 0
+    /// When `event` answers an answered question of its subject with the choice it was answered with (the same
+    /// response delivered again, which the rules fold into the first): the seq of the answer it repeats.
+    private func repeatedAnswer(_ event: PermissionEvent) throws -> UInt64? {
+        guard case .questionAnswered(let id, let choiceID, _) = event.payload, let definition = try store.question(id),
+              [.approved, .denied].contains(definition.row.state), definition.row.choiceID == choiceID,
+              compareUTF8(definition.row.subject, event.subject) == 0 else { return nil }
+        return try store.seq(ofLatestQuestionVersion: id) ?? definition.row.askedSeq
     }
 
     private func pendingQuestion(_ id: UUID, event: PermissionEvent, reject: (String) -> EventRejection) throws -> QuestionDefinition {
