@@ -1,0 +1,242 @@
+import Foundation
+import PermissionModel
+
+/// Reads and writes events in the JSON Lines form of EVENTS.md.
+public enum EventJSON {
+    /// The longest line accepted, in bytes.
+    public static let maxLineBytes = 1 << 20
+
+    /// Parses one line (without its `\n`; a trailing `\r` is tolerated).
+    ///
+    /// - Returns: `nil` for a blank line or a `#` comment.
+    /// - Throws: ``EventRejection`` naming the field and the reason.
+    public static func decode(line: some Collection<UInt8>) throws(EventRejection) -> PermissionEvent? {
+        var bytes = Array(line)
+        if bytes.last == 0x0D { bytes.removeLast() }
+        if let tooLong = rejection(forLineOfLength: bytes.count) { throw tooLong }
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
+        if bytes[first] == UInt8(ascii: "#") { return nil }
+        let value: JSONValue
+        do {
+            value = try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try JSONReader.parse(buffer) }
+        } catch {
+            throw EventRejection(error.description)
+        }
+        return try decode(value)
+    }
+
+    /// The rejection `decode(line:)` gives a line of `length` bytes (without its `\n` and a trailing
+    /// `\r`) that is longer than ``maxLineBytes``, else `nil`: lets a reader that stops keeping the bytes
+    /// of an over-long line report it all the same.
+    public static func rejection(forLineOfLength length: Int) -> EventRejection? {
+        guard length > maxLineBytes else { return nil }
+        return EventRejection("the line is \(length) bytes long; at most \(maxLineBytes) (1 MiB) are allowed")
+    }
+
+    /// Parses one line of text.
+    public static func decode(line: String) throws(EventRejection) -> PermissionEvent? {
+        try decode(line: Array(line.utf8))
+    }
+
+    static func decode(_ value: JSONValue) throws(EventRejection) -> PermissionEvent {
+        guard case .object(let members) = value else {
+            throw EventRejection("expected a JSON object, got \(value.typeName)")
+        }
+        var typeName: String?
+        if let member = members.first(where: { $0.key == "type" }), case .string(let name) = member.value { typeName = name }
+        do {
+            return try decodeEvent(members)
+        } catch {
+            throw EventRejection(error.description, eventType: typeName.flatMap { EventType(rawValue: $0) != nil ? $0 : nil })
+        }
+    }
+
+    private static let envelope: Set<String> = ["type", "id", "subject", "occurredAt", "recordedAt", "seq", "hash"]
+    private static let payloadFields: [EventType: Set<String>] = [
+        .questionAsked: ["question"],
+        .questionSendCanceled: ["questionId"],
+        .questionAskFailed: ["questionId", "error"],
+        .questionAnswered: ["questionId", "choiceId", "via"],
+        .questionExpired: ["questionId"],
+        .handlesObserved: ["checked", "known"],
+        .permissionChanged: ["permission", "state", "cause"],
+    ]
+
+    private static func decodeEvent(_ members: [(key: String, value: JSONValue)]) throws(PermissionModelError) -> PermissionEvent {
+        let fields = Fields(members, path: "")
+        let type = try fields.enumeration("type", EventType.self)
+        try fields.rejectUnknown(allowed: envelope.union(payloadFields[type]!))
+        let id = try fields.string("id")
+        try validateText(id, field: "id", maxBytes: 128)
+        let subject = try fields.string("subject")
+        try validateText(subject, field: "subject", maxBytes: 256)
+        let occurredAt = try fields.time("occurredAt")
+        let recordedAt = try fields.optionalTime("recordedAt")
+        var seq: UInt64?
+        if let raw = try fields.optionalInteger("seq") {
+            guard raw >= 1 else { throw PermissionModelError("must be 1 or more, not \(raw)", field: "seq") }
+            seq = UInt64(raw)
+        }
+        var hash: ChainHash?
+        if let text = try fields.optionalString("hash") {
+            guard let parsed = ChainHash(hex: text) else {
+                throw PermissionModelError("must be 64 lowercase hex digits", field: "hash")
+            }
+            hash = parsed
+        }
+        let payload: PermissionEvent.Payload
+        switch type {
+        case .questionAsked:
+            let object = try fields.object("question")
+            payload = .questionAsked(try question(object, occurredAt: occurredAt))
+        case .questionSendCanceled:
+            payload = .questionSendCanceled(questionID: try fields.uuid("questionId"))
+        case .questionExpired:
+            payload = .questionExpired(questionID: try fields.uuid("questionId"))
+        case .questionAskFailed:
+            let questionID = try fields.uuid("questionId")
+            let error = try fields.object("error")
+            try error.rejectUnknown(allowed: ["code", "message"])
+            let code = try error.enumeration("code", AskError.Code.self)
+            let message = try error.optionalString("message")
+            payload = .questionAskFailed(questionID: questionID, error: AskError(code: code, message: message))
+        case .questionAnswered:
+            let questionID = try fields.uuid("questionId")
+            let choiceID = try fields.string("choiceId")
+            guard !choiceID.isEmpty else { throw PermissionModelError("must not be empty", field: "choiceId") }
+            let via = try fields.optionalEnumeration("via", AnswerVia.self) ?? .messages
+            payload = .questionAnswered(questionID: questionID, choiceID: choiceID, via: via)
+        case .handlesObserved:
+            let checked = try fields.array("checked") { (value: JSONValue, path: String) throws(PermissionModelError) in
+                try handle(value, path: path)
+            }
+            let known = try fields.array("known") { (value: JSONValue, path: String) throws(PermissionModelError) in
+                try handle(value, path: path)
+            }
+            payload = try .handlesObserved(checking: checked, known: known)
+        case .permissionChanged:
+            let permission = try fields.enumeration("permission", SystemPermission.self)
+            let state = try fields.enumeration("state", SystemPermission.State.self)
+            let cause = try fields.optionalEnumeration("cause", SystemPermission.Cause.self)
+            payload = .permissionChanged(permission, state: state, cause: cause)
+        }
+        return PermissionEvent(
+            id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, seq: seq, hash: hash, payload: payload)
+    }
+
+    private static func question(_ fields: Fields, occurredAt: Timestamp) throws(PermissionModelError) -> PermissionQuestion {
+        try fields.rejectUnknown(allowed: ["id", "topic", "choices", "defaultChoice", "expiresAt"])
+        let id = try fields.uuid("id")
+        let topicFields = try fields.object("topic")
+        try topicFields.rejectUnknown(allowed: ["communication", "significantAppUpdate"])
+        let topic: QuestionTopic
+        switch (topicFields.has("communication"), topicFields.has("significantAppUpdate")) {
+        case (true, false):
+            let object = try topicFields.object("communication")
+            try object.rejectUnknown(allowed: ["people", "actions"])
+            let people = try object.array("people") { (value: JSONValue, path: String) throws(PermissionModelError) in
+                try person(value, path: path)
+            }
+            let actions = try object.optionalArray("actions") { (value: JSONValue, path: String) throws(PermissionModelError) in
+                try enumerationValue(value, CommunicationTopic.Action.self, path: path)
+            } ?? []
+            do {
+                topic = .communication(try CommunicationTopic(personInformation: people, actions: Set(actions)))
+            } catch {
+                throw error.nested(in: object.path.dropLastDot)
+            }
+        case (false, true):
+            let object = try topicFields.object("significantAppUpdate")
+            try object.rejectUnknown(allowed: ["description"])
+            let description = try object.string("description")
+            do {
+                topic = .significantAppUpdate(try SignificantAppUpdateTopic(description: description))
+            } catch {
+                throw error.nested(in: object.path.dropLastDot)
+            }
+        case (true, true):
+            throw PermissionModelError("must hold exactly one of communication and significantAppUpdate, not both", field: topicFields.path.dropLastDot)
+        case (false, false):
+            throw PermissionModelError("must hold one of communication and significantAppUpdate", field: topicFields.path.dropLastDot)
+        }
+        let choices = try fields.optionalArray("choices") { (value: JSONValue, path: String) throws(PermissionModelError) in
+            try choice(value, path: path)
+        }
+        if let choices, choices.isEmpty {
+            throw PermissionModelError("must offer at least one approval and one denial", field: fields.path + "choices")
+        }
+        let defaultChoice = try fields.optionalString("defaultChoice")
+        let expiresAt = try fields.optionalTime("expiresAt")
+        if let expiresAt, expiresAt <= occurredAt {
+            throw PermissionModelError(
+                "\(expiresAt) is not later than occurredAt \(occurredAt)", field: fields.path + "expiresAt")
+        }
+        do {
+            return try PermissionQuestion(
+                id: id, topic: topic, choices: choices ?? [.approve, .decline], defaultChoiceID: defaultChoice, expiresAt: expiresAt)
+        } catch {
+            throw error.nested(in: fields.path.dropLastDot)
+        }
+    }
+
+    private static func person(_ value: JSONValue, path: String) throws(PermissionModelError) -> PersonInformation {
+        let fields = try Fields(value, path: path)
+        try fields.rejectUnknown(allowed: ["handle", "name"])
+        let handleValue = try fields.required("handle")
+        let handle = try handle(handleValue, path: fields.path + "handle")
+        var name: PersonNameComponents?
+        if fields.has("name") {
+            let nameFields = try fields.object("name")
+            let keys = ["namePrefix", "givenName", "middleName", "familyName", "nameSuffix", "nickname"]
+            try nameFields.rejectUnknown(allowed: Set(keys))
+            var components = PersonNameComponents()
+            components.namePrefix = try nameFields.optionalString("namePrefix")
+            components.givenName = try nameFields.optionalString("givenName")
+            components.middleName = try nameFields.optionalString("middleName")
+            components.familyName = try nameFields.optionalString("familyName")
+            components.nameSuffix = try nameFields.optionalString("nameSuffix")
+            components.nickname = try nameFields.optionalString("nickname")
+            name = components
+        }
+        return PersonInformation(handle: handle, nameComponents: name)
+    }
+
+    static func handle(_ value: JSONValue, path: String) throws(PermissionModelError) -> CommunicationHandle {
+        let fields = try Fields(value, path: path)
+        try fields.rejectUnknown(allowed: ["value", "kind"])
+        let raw = try fields.string("value")
+        let kind = try fields.enumeration("kind", CommunicationHandle.Kind.self)
+        do {
+            return try CommunicationHandle(value: raw, kind: kind)
+        } catch {
+            throw error.nested(in: path)
+        }
+    }
+
+    private static func choice(_ value: JSONValue, path: String) throws(PermissionModelError) -> PermissionChoice {
+        let fields = try Fields(value, path: path)
+        try fields.rejectUnknown(allowed: ["id", "title", "answer", "grantSeconds"])
+        let id = try fields.string("id")
+        let title = try fields.string("title")
+        let answer = try fields.enumeration("answer", PermissionChoice.Answer.self)
+        let grant = try fields.optionalInteger("grantSeconds")
+        do {
+            return try PermissionChoice(id: id, title: title, answer: answer, grantSeconds: grant)
+        } catch {
+            throw error.nested(in: path)
+        }
+    }
+
+    static func enumerationValue<E: RawRepresentable & CaseIterable>(
+        _ value: JSONValue, _: E.Type, path: String
+    ) throws(PermissionModelError) -> E where E.RawValue == String {
+        guard case .string(let text) = value else {
+            throw PermissionModelError("expected a string, got \(value.typeName)", field: path)
+        }
+        guard let result = E(rawValue: text) else {
+            throw PermissionModelError(
+                "\(quoted(text)) is not one of \(E.allCases.map(\.rawValue).joined(separator: ", "))", field: path)
+        }
+        return result
+    }
+}

@@ -1,0 +1,243 @@
+import Crypto
+import Foundation
+import LMDB
+import PermissionModel
+
+/// One verification, in one read transaction. Damage is returned as a report; LMDB errors met while reading
+/// (a damaged page) are damage too, at the stage and `seq` the check was at.
+final class Verifier {
+    let txn: ReadTransaction
+    let tables: Tables
+    /// No value can be longer than the data file: a longer one comes from a damaged length.
+    let fileSize: Int
+    let progress: VerificationProgress?
+    private var stage = VerificationStage.dataFile
+    private var seq: UInt64 = 1
+    /// The chain hash after the last event checked.
+    private var previous = ChainHash.genesis
+
+    init(txn: ReadTransaction, tables: Tables, fileSize: Int, progress: VerificationProgress?) {
+        self.txn = txn
+        self.tables = tables
+        self.fileSize = fileSize
+        self.progress = progress
+    }
+
+    private func at(_ stage: VerificationStage, _ seq: UInt64) {
+        self.stage = stage
+        self.seq = seq
+        progress?(stage, seq)
+    }
+
+    /// The events read from the log so far.
+    private var eventsRead: UInt64 = 0
+
+    private func damaged(_ seq: UInt64, _ why: String) -> VerificationReport {
+        // The log's last key tells how many events it holds, even when an event before it is damaged.
+        let events = (try? txn.cursor(tables.events).last()).flatMap { $0 }.map { Keys.decodeSeq($0.key) } ?? eventsRead
+        return VerificationReport(events: events, head: previous, damagedSeq: max(seq, 1), problem: why, stage: stage)
+    }
+
+    func run() throws -> VerificationReport {
+        do {
+            return try check()
+        } catch let error as LMDBError {
+            switch error {
+            // The transaction began, so what fails while reading is the data (LMDB also fails every call after
+            // one that met a damaged page, some of which it does not report, with MDB_BAD_TXN) or the machine.
+            case .readersFull, .mapResized, .outOfMemory, .ioError: throw error
+            case .badTransaction: return damaged(seq, "LMDB met a damaged page in \(stage) and reads no further")
+            default: return damaged(seq, "LMDB cannot read \(stage) past this point: \(error)")
+            }
+        }
+    }
+
+    private func check() throws -> VerificationReport {
+        at(.dataFile, 1)
+        do {
+            _ = try txn.databaseNames()
+        } catch {
+            guard error == .corrupted else { throw error }
+            return damaged(1, "LMDB's list of the tables does not hold as many as LMDB's record of it counts")
+        }
+        for (name, db) in [("meta", tables.meta), ("events", tables.events)] + tables.derived {
+            let flags = try txn.flags(db)
+            guard flags.isEmpty else {
+                return damaged(1, "LMDB's record of the \(name) table gives it the flags \(flags), which a ledger never sets")
+            }
+        }
+        if let report = try checkLog() { return report }
+        let head = LogHead(seq: seq, hash: previous, recordedAt: nil)
+        for (name, db) in tables.derived {
+            if let report = try checkTable(name, db) { return report }
+        }
+        at(.freeList, 1)
+        if let problem = try txn.freeListProblem() { return damaged(1, "LMDB's free list is damaged: \(problem)") }
+        return VerificationReport(events: head.seq, head: previous, damagedSeq: nil, problem: nil)
+    }
+
+    /// The rebuild from the log, kept for the comparison with the derived tables.
+    private let store = MemoryStore(keepsRows: true)
+
+    /// Checks every event in `seq` order, replaying it into ``store``; leaves `seq` at the last event.
+    private func checkLog() throws -> VerificationReport? {
+        var projector = Projector(store: store, head: .empty)
+        var expectedSeq: UInt64 = 1
+        var count = 0
+        let cursor = try txn.cursor(tables.events)
+        // The position is the event being read and checked: should LMDB crash on its page, it is named.
+        at(.log, 1)
+        var entry = try cursor.first()
+        while let e = entry {
+            guard e.key.count == 8 else { return damaged(expectedSeq, "a log key of \(e.key.count) bytes is not a seq") }
+            let seq = Keys.decodeSeq(e.key)
+            guard seq == expectedSeq else {
+                return damaged(expectedSeq, seq > expectedSeq
+                    ? "the log jumps from seq \(expectedSeq - 1) to \(seq): events are missing"
+                    : "the log goes back from seq \(expectedSeq - 1) to \(seq)")
+            }
+            guard e.value.count > 32 else { return damaged(seq, "the stored event is truncated") }
+            guard e.value.count <= fileSize else {
+                return damaged(seq, "the stored event claims \(e.value.count) bytes, more than the data file holds")
+            }
+            let record = [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[32...]))
+            let stored = ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[0..<32])))
+            let hash = chainHash(previous: previous, record: record)
+            guard hash == stored else {
+                return damaged(seq, "the chain hash does not match the event's bytes (stored \(stored), computed \(hash))")
+            }
+            let event: PermissionEvent
+            do {
+                event = try record.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try EventRecord.decode(buffer) }
+            } catch {
+                return damaged(seq, "\(error)")
+            }
+            guard EventRecord.encode(event, recordedAt: event.recordedAt!) == record else {
+                return damaged(seq, "the stored record is not in canonical form")
+            }
+            do {
+                guard case .appended = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record) else {
+                    return damaged(seq, "the event duplicates an earlier one")
+                }
+            } catch let rejection as EventRejection {
+                return damaged(seq, "the event breaks a rule of the log: \(rejection)")
+            }
+            guard try isFoundByLookup(tables.events, e) else {
+                return damaged(seq, "a lookup of seq \(seq) does not find the event a scan of the log returns (a damaged index page)")
+            }
+            previous = hash
+            expectedSeq += 1
+            count += 1
+            eventsRead = UInt64(count)
+            at(.log, expectedSeq)
+            entry = try cursor.next()
+        }
+        let entries = try txn.statistics(tables.events).entries
+        guard entries == count else {
+            return damaged(expectedSeq, "LMDB's record of the log counts \(entries) events, but it holds \(count)")
+        }
+        seq = expectedSeq - 1
+        return nil
+    }
+
+    /// Whether a point lookup of the entry's key finds that very entry (the same bytes in the map).
+    private func isFoundByLookup(_ db: Database, _ entry: Cursor.Entry) throws -> Bool {
+        guard let found = try txn.get(db, key: entry.key) else { return false }
+        return found.baseAddress == entry.value.baseAddress && found.count == entry.value.count
+    }
+
+    /// Compares a derived table, row by row, with the rebuild, and looks up each of its keys.
+    private func checkTable(_ name: String, _ db: Database) throws -> VerificationReport? {
+        let stage = VerificationStage.table(name)
+        at(stage, 1)
+        var expected = store.rows[name] ?? []
+        expected.sort { $0.0.lexicographicallyPrecedes($1.0) }
+        let cursor = try txn.cursor(db)
+        var row = try cursor.first()
+        var index = 0
+        while true {
+            let want = index < expected.count ? expected[index] : nil
+            guard let have = row else {
+                if let want { return damaged(seqOf(name, want.0, want.1), "the \(name) projection lacks a row the log implies") }
+                break
+            }
+            at(stage, seqOf(name, have.key, have.value))
+            guard let want else {
+                return damaged(seq, "the \(name) projection holds a row the log does not imply")
+            }
+            if !have.key.elementsEqual(want.0) || !have.value.elementsEqual(want.1) {
+                let ours = have.key.lexicographicallyPrecedes(want.0)
+                return damaged(ours ? seq : seqOf(name, want.0, want.1), "the \(name) projection differs from a rebuild from the log")
+            }
+            guard try isFoundByLookup(db, have) else {
+                return damaged(seq, "a lookup in the \(name) projection does not find a row a scan returns (a damaged index page)")
+            }
+            index += 1
+            row = try cursor.next()
+        }
+        let entries = try txn.statistics(db).entries
+        guard entries == index else {
+            return damaged(1, "LMDB's record of the \(name) table counts \(entries) rows, but it holds \(index)")
+        }
+        return nil
+    }
+
+    /// The seq a derived row belongs to, for the report (0 when the row does not say).
+    private func seqOf<K: Collection<UInt8>, V: Collection<UInt8>>(_ table: String, _ key: K, _ value: V) -> UInt64 {
+        func seq(_ bytes: some Collection<UInt8>) -> UInt64 {
+            bytes.count >= 8 ? bytes.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } : 0
+        }
+        switch table {
+        case "questions", "handles", "permissions", "byRecordedAt", "subjectEvents", "handleCheckpoints": return seq(key)
+        case "handleChanges":
+            // subject NUL + seq + kind value NUL
+            guard let nul = key.firstIndex(of: 0) else { return 0 }
+            return seq(key[key.index(after: nul)...].prefix(8))
+        case "expiries": return 0
+        default: return value.count == 8 ? seq(value) : 0
+        }
+    }
+
+    /// Weighs the report against the meta table, which holds the versions of the storage format and of the
+    /// projections: a ledger of another version is not damaged, a meta table that disagrees with everything
+    /// else is.
+    func weigh(_ report: VerificationReport, path: String) throws -> VerificationReport {
+        var rows: [(key: String, value: [UInt8])] = []
+        do {
+            let cursor = try txn.cursor(tables.meta)
+            var entry = try cursor.first()
+            while let e = entry, rows.count < 16 {
+                rows.append((String(decoding: e.key, as: UTF8.self), Array(e.value.prefix(16))))
+                entry = try cursor.next()
+            }
+        } catch {
+            guard report.isIntact else { return report }
+            return VerificationReport(
+                events: report.events, head: report.head, damagedSeq: 1,
+                problem: "LMDB cannot read the meta table: \(error)", stage: .dataFile)
+        }
+        let written: [(key: String, value: [UInt8])] = [("format", [Ledger.formatVersion]), ("projections", [Ledger.projectionsVersion])]
+        guard !rows.elementsEqual(written, by: { $0.key == $1.key && $0.value == $1.value }) else { return report }
+        let format = rows.first { $0.key == "format" && $0.value.count == 1 }?.value[0]
+        let projections = rows.first { $0.key == "projections" && $0.value.count == 1 }?.value[0]
+        let inLog = report.stage == .log
+        let inTables = if case .table = report.stage { true } else { false }
+        if let format, format > Ledger.formatVersion, inLog {
+            throw LedgerError(.notALedger, "\(path): storage format \(format) is newer than this build reads (\(Ledger.formatVersion)); upgrade PermissionLedger")
+        }
+        // An older ledger's tables may happen to be what this build would make (none of its rows changed
+        // between the versions): it is taken for an older ledger, as a projections version of 1 to 3 says.
+        if format == Ledger.formatVersion, let projections, projections != Ledger.projectionsVersion,
+            inTables || (report.isIntact && (1..<Ledger.projectionsVersion).contains(projections)) {
+            throw projections < Ledger.projectionsVersion
+                ? Ledger.olderIndexes(path: path)
+                : LedgerError(.notALedger, "\(path): the ledger's indexes were made by a newer PermissionLedger (version \(projections)); this build cannot check them")
+        }
+        guard report.isIntact else { return report }
+        let shown = rows.map { "\($0.key)=\($0.value.map(String.init).joined(separator: ","))" }.joined(separator: " ")
+        return VerificationReport(
+            events: report.events, head: report.head, damagedSeq: 1,
+            problem: "the meta table holds \(shown.isEmpty ? "nothing" : shown) where this ledger's log and tables imply format=\(Ledger.formatVersion) projections=\(Ledger.projectionsVersion)",
+            stage: .dataFile)
+    }
+}

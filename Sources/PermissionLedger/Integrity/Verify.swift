@@ -1,0 +1,194 @@
+import Crypto
+import Foundation
+import LMDB
+import PermissionModel
+
+extension Ledger {
+    /// Recomputes the hash chain over every stored event, checks each record decodes and re-encodes to the
+    /// same bytes, then rebuilds every projection from the log alone and compares it, row by row, with the
+    /// kept projections.
+    ///
+    /// Also checked, since damage there changes what queries or later writes see: the data file's two meta
+    /// pages (read from the file, see ``/LMDB/MetaPages``), which LMDB would otherwise silently fall back from
+    /// to the previous commit; that every key of the log and of every table is found again by a lookup (a
+    /// damaged branch page can hide rows from lookups while a scan still returns them); LMDB's records of
+    /// each table (flags, number of entries); the meta table; and LMDB's free list.
+    ///
+    /// Damage that makes LMDB read outside the data file can crash the process; to check a file that may be
+    /// damaged, run ``verify(path:progress:)`` in a child process, as `permission-ledger verify` does.
+    ///
+    /// - Returns: the report; damage found is in it, not thrown.
+    /// - Throws: ``LedgerError`` when the ledger cannot be read at all: `.damaged` when the damage is found
+    ///   before the log could be read (the meta pages, say), `.notALedger` when its meta table says it was
+    ///   written by another version of PermissionLedger and its tables bear that out.
+    public func verify() throws -> VerificationReport {
+        try verify(progress: nil)
+    }
+
+    /// ``verify()``, calling `progress` with the stage and `seq` the check is at (see ``VerificationProgress``).
+    ///
+    /// - Returns: the report; damage found is in it, not thrown.
+    /// - Throws: ``LedgerError``, as ``verify()`` does.
+    public func verify(progress: VerificationProgress?) throws -> VerificationReport {
+        try Self.checkMetaPages(path: path)
+        do {
+            return try Self.verify(environment: environment, tables: tables, path: path, progress: progress)
+        } catch {
+            throw Self.verificationError(error, path: path)
+        }
+    }
+
+    /// An error met while verifying, as a ``LedgerError``; damage not tied to an event is at seq 1.
+    private static func verificationError(_ error: any Error, path: String) -> LedgerError {
+        var error = LedgerError.storage(error, path: path)
+        if error.kind == .damaged && error.seq == nil { error.seq = 1 }
+        return error
+    }
+
+    /// Opens the ledger at `path` read-only and checks it as ``verify(progress:)`` does, treating whatever
+    /// of the data file is inconsistent as damage rather than as a file that is not a ledger.
+    ///
+    /// A directory whose LMDB environment has none of the ledger's tables is not a ledger; one that has some
+    /// of them but not all, whose meta pages are inconsistent, or that LMDB reports as corrupted, is a damaged
+    /// ledger. Run it in a child process when the file may be damaged: LMDB itself may crash on a damaged page.
+    ///
+    /// ```swift
+    /// let report = try Ledger.verify(path: "family.ledger")
+    /// if let seq = report.damagedSeq { print("seq \(seq): \(report.problem!)") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the ledger's directory.
+    ///   - progress: called with the stage and `seq` the check is at (see ``VerificationProgress``).
+    /// - Returns: the report; damage found in the log or a table is in it, not thrown.
+    /// - Throws: ``LedgerError``: `.missing`, `.notALedger`, `.locked` or `.storage` when the ledger cannot be
+    ///   opened or read; `.damaged` (with `seq`) when the damage is found before the log could be read.
+    public static func verify(path: String, progress: VerificationProgress? = nil) throws(LedgerError) -> VerificationReport {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)")
+        }
+        guard isDirectory.boolValue else {
+            throw LedgerError(.notALedger, "\(path): not a ledger (it is a file; a ledger is a directory)")
+        }
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        guard fm.fileExists(atPath: dataFile) else {
+            throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)")
+        }
+        progress?(.dataFile, 1)
+        try checkMetaPages(path: path)
+
+        let environment: Environment
+        do {
+            environment = try Environment(path: path, options: .init(
+                maxDatabases: Tables.names.count + 2, readOnly: true))
+        } catch {
+            throw openingError(error, path: path)
+        }
+        _ = try? environment.clearStaleReaders()
+        var missing: [String] = []
+        for name in Tables.names {
+            do {
+                _ = try environment.openDatabase(name, create: false)
+            } catch let error as LMDBError where error == .notFound {
+                missing.append(name)
+            } catch {
+                throw LedgerError(.damaged, "LMDB cannot open the \(name) table: \(error)", seq: 1)
+            }
+        }
+        guard missing.count < Tables.names.count else {
+            // Unless the list of tables itself is damaged.
+            do {
+                _ = try environment.read { try $0.databaseNames() }
+            } catch {
+                throw LedgerError(.damaged, "LMDB's list of the tables is damaged (\(error)): none of the ledger's tables can be found", seq: 1)
+            }
+            throw LedgerError(.notALedger, "\(path): not a ledger (its LMDB environment has no ledger tables)")
+        }
+        guard missing.isEmpty else {
+            // Derived tables added by a later version are missing from an older ledger: that is no damage.
+            if !missing.contains("meta"), !missing.contains("events"),
+                let meta = try? environment.openDatabase("meta", create: false),
+                let version = try? environment.read({ try $0.get(meta, key: Array("projections".utf8)).map(Array.init) }),
+                version.count == 1, (1..<projectionsVersion).contains(version[0]) {
+                throw olderIndexes(path: path)
+            }
+            throw LedgerError(.damaged, "the data file lacks the ledger's \(missing.joined(separator: ", ")) table\(missing.count == 1 ? "" : "s")", seq: 1)
+        }
+        do {
+            let tables = try Tables(environment: environment, create: false)
+            return try verify(environment: environment, tables: tables, path: path, progress: progress)
+        } catch {
+            throw verificationError(error, path: path)
+        }
+    }
+
+    /// Checks the raw meta pages of the ledger's data file; a writer committing meanwhile may be caught in
+    /// the middle of writing one, so a problem counts only when it is still there after a few tries.
+    static func checkMetaPages(path: String) throws(LedgerError) {
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        var problem: String?
+        for attempt in 0..<5 {
+            if attempt > 0 { usleep(20_000) }
+            let pages: MetaPages
+            do {
+                pages = try MetaPages(dataFile: dataFile)
+            } catch {
+                throw openingError(error, path: path)
+            }
+            guard pages.isLMDBFile else {
+                throw LedgerError(.notALedger, "\(path): not a ledger (data.mdb is not an LMDB data file)")
+            }
+            problem = pages.problem ?? rollback(pages)
+            if problem == nil { return }
+        }
+        throw LedgerError(.damaged, "the data file's meta pages are damaged: \(problem!)", seq: 1)
+    }
+
+    /// A ledger whose derived tables an older PermissionLedger made, as `Ledger.init` says it.
+    static func olderIndexes(path: String) -> LedgerError {
+        LedgerError(.notALedger, """
+            \(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with \
+            'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)
+            """)
+    }
+
+    /// Whether the commit LMDB would show holds fewer events than the other meta page's: the log only grows,
+    /// so the page with the higher transaction ID must be damaged, and LMDB would show an earlier state.
+    private static func rollback(_ pages: MetaPages) -> String? {
+        guard pages.pages.count == 2, let shown = pages.newest else { return nil }
+        let other = pages.pages[0] == shown ? pages.pages[1] : pages.pages[0]
+        guard other.transactionID > 0, let shownEvents = pages.entries(ofDatabase: "events", in: shown),
+            let otherEvents = pages.entries(ofDatabase: "events", in: other), otherEvents > shownEvents
+        else { return nil }
+        return """
+            the commit LMDB would show (transaction \(shown.transactionID), \(shownEvents) events) is older than the one \
+            of the other meta page (transaction \(other.transactionID), \(otherEvents) events): a transaction ID is damaged, \
+            and the ledger would look rolled back
+            """
+    }
+
+    /// An error opening the environment of a ledger whose meta pages check out: what the file holds is damage.
+    private static func openingError(_ error: LMDBError, path: String) -> LedgerError {
+        switch error {
+        case .invalid, .versionMismatch, .corrupted, .pageNotFound, .panic, .incompatible:
+            LedgerError(.damaged, "LMDB cannot open the data file: \(error)", seq: 1)
+        case .noSuchFile: LedgerError(.missing, "\(path): no ledger here (\(error))")
+        default: LedgerError.storage(error, path: path)
+        }
+    }
+
+    /// Verifies in one read transaction, then weighs what the meta table says against what was found.
+    private static func verify(
+        environment: Environment, tables: Tables, path: String, progress: VerificationProgress?
+    ) throws -> VerificationReport {
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        let fileSize = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
+        return try environment.read { txn in
+            let verifier = Verifier(txn: txn, tables: tables, fileSize: fileSize, progress: progress)
+            let report = try verifier.run()
+            return try verifier.weigh(report, path: path)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import LMDB
+
+/// Why a ledger could not be opened, read or written, in plain words.
+public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure: the command-line tool maps these to exit codes.
+    public enum Kind: Hashable, Sendable {
+        /// There is no ledger at the path.
+        case missing
+        /// The path holds something that is not a ledger (or a newer format).
+        case notALedger
+        /// Another process holds a lock the ledger needs, or this process already has the ledger open.
+        case locked
+        /// Stored bytes are damaged.
+        case damaged
+        /// The disk or LMDB failed (out of space, I/O error, ...).
+        case storage
+        /// The query names something that does not exist at the point asked, or a point beyond the log.
+        case notFound
+    }
+
+    /// What kind of failure it is.
+    public var kind: Kind
+    /// What went wrong, in plain words, often starting with the ledger's path.
+    public var message: String
+    /// The stored event the problem is at, when known.
+    public var seq: UInt64?
+
+    /// Creates an error of `kind` with `message`, at the stored event `seq` when there is one.
+    public init(_ kind: Kind, _ message: String, seq: UInt64? = nil) {
+        self.kind = kind
+        self.message = message
+        self.seq = seq
+    }
+
+    /// The message, preceded by `seq N: ` when the error is at a stored event.
+    public var description: String { seq.map { "seq \($0): \(message)" } ?? message }
+
+    static func storage(_ error: any Error, path: String) -> LedgerError {
+        if let e = error as? LedgerError { return e }
+        if let e = error as? EventRecord.DecodingError { return LedgerError(.damaged, e.description) }
+        guard let e = error as? LMDBError else { return LedgerError(.storage, "\(path): \(error)") }
+        switch e {
+        case .busy: return LedgerError(.locked, "\(path): the ledger is locked by another process (\(e))")
+        case .alreadyOpen:
+            return LedgerError(.locked, "\(path): the ledger is already open in this process; share that Ledger instead of opening it again (LMDB allows one open per process)")
+        case .unsupportedFileSystem:
+            let why = Environment.fileSystemProblem(at: path) ?? "its file system does not support what LMDB needs"
+            return LedgerError(.storage, "\(path): a ledger cannot live here: \(why); LMDB needs a local file system (memory maps and locks)")
+        case .invalid, .versionMismatch, .incompatible: return LedgerError(.notALedger, "\(path): not a ledger (\(e))")
+        case .corrupted, .panic, .pageNotFound: return LedgerError(.damaged, "\(path): the ledger's data file is damaged (\(e))")
+        case .noSpace, .quotaExceeded, .fileTooLarge, .ioError:
+            return LedgerError(.storage, "\(path): \(writeFailure(e, path: path))")
+        case .accessDenied: return LedgerError(.storage, "\(path): permission denied")
+        default: return LedgerError(.storage, "\(path): \(e)")
+        }
+    }
+
+    /// Why a read or write of the data file failed, in plain words. LMDB reports a write that stopped short
+    /// (the disk filled up, or the process reached its file size limit) as an I/O error, so the free space
+    /// and the limit are looked at here. A failed commit stores nothing: what was stored before is intact.
+    static func writeFailure(_ error: LMDBError, path: String) -> String {
+        let intact = "the write failed, and what the ledger held before is intact"
+        let sizeLimit = fileSizeLimit()
+        var file = stat()
+        let size = stat(path + "/data.mdb", &file) == 0 ? Int(file.st_size) : 0
+        if error == .fileTooLarge || sizeLimit.map({ size + (4 << 20) >= $0 }) == true {
+            let limit = sizeLimit.map { ": \($0) bytes" } ?? ""
+            return "the data file reached this process's file size limit (ulimit -f\(limit)); \(intact)"
+        }
+        if error == .quotaExceeded { return "the disk quota is used up; \(intact)" }
+        var stats = statvfs()
+        let free = statvfs(path, &stats) == 0 ? Int(stats.f_bavail) * Int(stats.f_frsize) : nil
+        if error == .noSpace || free.map({ $0 < 4 << 20 }) == true {
+            let shown = free.map { " (\($0 / 1024) KiB free)" } ?? ""
+            return "no space left on the device\(shown); \(intact)"
+        }
+        return "an input/output error (\(error)): the disk failed a read or a write; run `permission-ledger verify`"
+    }
+}
+
+/// The process's file size limit (`ulimit -f`) in bytes, or `nil` when there is none.
+private func fileSizeLimit() -> Int? {
+    var limit = rlimit()
+    #if os(Linux)
+    let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+    #else
+    let resource = RLIMIT_FSIZE
+    #endif
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+    return Int(clamping: limit.rlim_cur)
+}

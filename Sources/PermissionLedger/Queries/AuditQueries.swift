@@ -1,0 +1,170 @@
+import Foundation
+import LMDB
+import PermissionModel
+
+extension LedgerView {
+    /// Another view of the same transaction at another point: both see the same snapshot of the log.
+    public func at(_ asOf: AsOf) throws -> LedgerView {
+        try LedgerView(txn: txn, tables: tables, asOf: asOf, now: now, head: head)
+    }
+
+    /// The first seq recorded at or after a point: `seq:N` is N itself, a time T the first event recorded at or after T.
+    public func firstSeq(from asOf: AsOf) throws -> UInt64 {
+        switch asOf {
+        case .now: return head.seq + 1
+        case .seq(let n): return n
+        case .time(let t):
+            let cursor = try txn.cursor(tables.byRecordedAt)
+            guard let entry = try cursor.seek(atOrAfter: Keys.time(t)) else { return head.seq + 1 }
+            return Keys.decodeSeq(entry.key)
+        }
+    }
+
+    /// Calls `body` with the events in `seq` order between two seqs (both included), filtered.
+    /// A question or subject filter reads that entity's index, not the whole log.
+    public func history(
+        subject: String? = nil, question: UUID? = nil, type: EventType? = nil,
+        fromSeq: UInt64 = 1, toSeq: UInt64, _ body: (PermissionEvent) throws -> Void
+    ) throws {
+        let low = max(fromSeq, 1)
+        guard low <= toSeq else { return }
+        func emit(_ seq: UInt64) throws {
+            guard let event = try txn.event(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
+            if let subject, !event.subject.utf8.elementsEqual(subject.utf8) { return }
+            if let type, event.type != type { return }
+            if let question, event.questionID != question { return }
+            try body(event)
+        }
+        if let question {
+            let prefix = Keys.uuid(question)
+            let cursor = try txn.cursor(tables.questions)
+            var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(low))
+            while let e = entry, e.key.count == 24, e.key.starts(with: prefix) {
+                let seq = Keys.decodeSeq(e.key)
+                if seq > toSeq { break }
+                try emit(seq)
+                entry = try cursor.next()
+            }
+        } else if let subject {
+            let prefix = Keys.subjectPrefix(subject)
+            let cursor = try txn.cursor(tables.subjectEvents)
+            var entry = try cursor.seek(atOrAfter: prefix + Keys.seq(low))
+            while let e = entry, e.key.count == prefix.count + 8, e.key.starts(with: prefix) {
+                let seq = Keys.decodeSeq(e.key)
+                if seq > toSeq { break }
+                try emit(seq)
+                entry = try cursor.next()
+            }
+        } else {
+            try forEachEvent(after: low - 1, through: toSeq) { event in
+                if let type, event.type != type { return }
+                try body(event)
+            }
+        }
+    }
+
+    /// Every version of what the ledger knew about `handle`, for every subject (or one), up to the point:
+    /// which approvals made it known, which observations said known or not, and what ended each.
+    public func handleRecords(_ handle: CommunicationHandle, subject: String? = nil) throws -> [HandleRecord] {
+        let prefix = Keys.handleOnly(handle)
+        var subjects: [String] = []
+        let index = try txn.cursor(tables.handleSubjects)
+        var entry = try index.seek(atOrAfter: prefix)
+        while let e = entry, e.key.starts(with: prefix) {
+            if Keys.decodeSeq(e.value) <= point.seq, let s = validUTF8(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])) {
+                if subject == nil || s.utf8.elementsEqual(subject!.utf8) { subjects.append(s) }
+            }
+            entry = try index.next()
+        }
+        var result: [HandleRecord] = []
+        for s in subjects {
+            let entity = Keys.handle(subject: s, handle)
+            let cursor = try txn.cursor(tables.handles)
+            var versions: [(UInt64, HandleRow)] = []
+            var row = try cursor.seek(atOrAfter: entity)
+            while let e = row, e.key.count == entity.count + 8, e.key.starts(with: entity) {
+                let seq = Keys.decodeSeq(e.key)
+                if seq > point.seq { break }
+                versions.append((seq, try HandleRow(decoding: e.value)))
+                row = try cursor.next()
+            }
+            for (i, (seq, version)) in versions.enumerated() {
+                var record = HandleRecord(
+                    subject: s, handle: version.handle, seq: seq, known: version.known, since: version.since,
+                    until: version.until, source: version.source, question: nil, ended: nil)
+                if case .question(let id) = version.source { record.question = try question(id) }
+                if version.known, let until = version.until, until <= point.time,
+                   i + 1 == versions.count || versions[i + 1].1.since >= until {
+                    record.ended = .init(cause: .lapse, at: until, seq: nil, knownAfter: false)
+                } else if i + 1 < versions.count {
+                    let (nextSeq, next) = versions[i + 1]
+                    let cause: HandleRecord.Ending.Cause = if case .observation = next.source { .observation } else { .approval }
+                    record.ended = .init(cause: cause, at: next.since, seq: nextSeq, knownAfter: next.known)
+                }
+                result.append(record)
+            }
+        }
+        return result
+    }
+
+    /// Counts of events by type up to the point, subjects and questions by state at the point.
+    public func statistics() throws -> LedgerStatistics {
+        var byType: [EventType: UInt64] = [:]
+        let cursor = try txn.cursor(tables.events)
+        var entry = try cursor.first()
+        while let e = entry, Keys.decodeSeq(e.key) <= point.seq {
+            // The type tag is the record's second byte, after the 32-byte hash and the version byte.
+            guard e.value.count > 33, let type = EventRecord.type(tag: e.value[33]) else {
+                throw LedgerError(.damaged, "unknown event type", seq: Keys.decodeSeq(e.key))
+            }
+            byType[type, default: 0] += 1
+            entry = try cursor.next()
+        }
+        var byState: [QuestionState: Int] = [:]
+        for q in try questions() { byState[q.state, default: 0] += 1 }
+        return LedgerStatistics(head: head, eventsByType: byType, subjects: try subjects().count, questionsByState: byState)
+    }
+
+    /// What changed between this view's point and a later one (or an earlier one): question states,
+    /// known handles and permission states, for one subject or all.
+    public func diff(to other: LedgerView, subject: String? = nil) throws -> LedgerDiff {
+        let beforeList = try questions(subject: subject)
+        let afterList = try other.questions(subject: subject)
+        let before = Dictionary(uniqueKeysWithValues: beforeList.map { ($0.question.id, $0) })
+        let after = Dictionary(uniqueKeysWithValues: afterList.map { ($0.question.id, $0) })
+        var questionChanges: [LedgerDiff.QuestionChange] = []
+        for q in afterList where before[q.question.id]?.state != q.state {
+            questionChanges.append(.init(id: q.question.id, subject: q.subject, from: before[q.question.id]?.state, to: q.state))
+        }
+        // When the second point is the earlier one, questions asked in between exist only at the first.
+        for q in beforeList where after[q.question.id] == nil {
+            questionChanges.append(.init(id: q.question.id, subject: q.subject, from: q.state, to: nil))
+        }
+        var added: [LedgerDiff.HandleChange] = []
+        var removed: [LedgerDiff.HandleChange] = []
+        var permissionChanges: [LedgerDiff.PermissionChange] = []
+        var subjects: [String]
+        if let subject {
+            subjects = [subject]
+        } else {
+            subjects = Array(Set(try self.subjects()).union(try other.subjects()))
+            subjects.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+        for s in subjects {
+            let old = try knownHandles(subject: s)
+            let new = try other.knownHandles(subject: s)
+            let oldSet = Set(old.map(\.handle))
+            let newSet = Set(new.map(\.handle))
+            added += new.filter { !oldSet.contains($0.handle) }.map { .init(subject: s, handle: $0) }
+            removed += old.filter { !newSet.contains($0.handle) }.map { .init(subject: s, handle: $0) }
+            let oldPermissions = Dictionary(uniqueKeysWithValues: try permissions(subject: s).map { ($0.permission, $0.state) })
+            let newPermissions = Dictionary(uniqueKeysWithValues: try other.permissions(subject: s).map { ($0.permission, $0.state) })
+            for permission in Set(oldPermissions.keys).union(newPermissions.keys).sorted()
+            where oldPermissions[permission] != newPermissions[permission] {
+                permissionChanges.append(.init(subject: s, permission: permission, from: oldPermissions[permission], to: newPermissions[permission]))
+            }
+        }
+        return LedgerDiff(from: point, to: other.point, questions: questionChanges, handlesAdded: added, handlesRemoved: removed,
+                          permissions: permissionChanges)
+    }
+}

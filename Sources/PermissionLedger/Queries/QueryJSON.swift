@@ -1,0 +1,173 @@
+import Foundation
+import PermissionModel
+
+/// The JSON forms of query results fixed by CLI.md. Keys are written in a fixed order.
+public enum QueryJSON {
+    /// `{"seq":N,"time":T}`: the point a query result answers for.
+    public static func asOf(_ point: AsOfPoint) -> String {
+        var w = JSONWriter()
+        writeAsOf(point, to: &w)
+        return w.text
+    }
+
+    static func writeAsOf(_ point: AsOfPoint, to w: inout JSONWriter) {
+        w.raw("{\"seq\":"); w.integer(point.seq)
+        w.raw(",\"time\":"); w.string(point.time.description)
+        w.raw("}")
+    }
+
+    /// One question as `{"id":…,"subject":…,"topic":…,…,"error":…}`, with its `events` when `includeEvents`.
+    public static func question(_ q: QuestionStatus, includeEvents: Bool) -> String {
+        var w = JSONWriter()
+        writeQuestion(q, includeEvents: includeEvents, to: &w)
+        return w.text
+    }
+
+    static func writeQuestion(_ q: QuestionStatus, includeEvents: Bool, to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("id", first: true); w.string(q.question.id.uuidString)
+        w.key("subject"); w.string(q.subject)
+        w.key("topic"); w.string(q.question.topic.name)
+        w.key("handles"); EventJSON.writeHandles(q.question.topic.handles, to: &w)
+        w.key("description")
+        if case .significantAppUpdate(let topic) = q.question.topic { w.string(topic.description) } else { w.raw("null") }
+        w.key("actions"); w.raw("[")
+        if case .communication(let topic) = q.question.topic {
+            for (i, action) in topic.orderedActions.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.string(action.rawValue)
+            }
+        }
+        w.raw("]")
+        w.key("state"); w.string(q.state.rawValue)
+        w.key("late"); w.bool(q.late)
+        w.key("askedAt"); w.string(q.askedAt.description)
+        w.key("resolvedAt"); w.optionalString(q.resolvedAt?.description)
+        w.key("expiresAt"); w.optionalString(q.question.expiresAt?.description)
+        w.key("choice")
+        if let choice = q.choice { EventJSON.writeChoice(choice, to: &w) } else { w.raw("null") }
+        w.key("via"); w.optionalString(q.via?.rawValue)
+        w.key("error")
+        if let error = q.error {
+            w.raw("{\"code\":"); w.string(error.code.rawValue)
+            w.raw(",\"message\":"); w.optionalString(error.message)
+            w.raw("}")
+        } else {
+            w.raw("null")
+        }
+        if includeEvents {
+            w.key("events"); w.raw("[")
+            for (i, e) in q.events.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.raw("{\"seq\":"); w.integer(e.seq)
+                w.raw(",\"type\":"); w.string(e.type.rawValue)
+                w.raw(",\"id\":"); w.string(e.id)
+                w.raw(",\"occurredAt\":"); w.string(e.occurredAt.description)
+                w.raw(",\"recordedAt\":"); w.string(e.recordedAt.description)
+                w.raw("}")
+            }
+            w.raw("]")
+        }
+        w.raw("}")
+    }
+
+    static func writeKnownHandle(_ h: KnownHandle, subject: String? = nil, to w: inout JSONWriter) {
+        w.raw("{")
+        if let subject { w.key("subject", first: true); w.string(subject); w.raw(",") }
+        w.raw("\"value\":"); w.string(h.handle.value)
+        w.key("kind"); w.string(h.handle.kind.rawValue)
+        w.key("since"); w.string(h.since.description)
+        w.key("until"); w.optionalString(h.until?.description)
+        w.key("source")
+        writeSource(h.source, to: &w)
+        w.raw("}")
+    }
+
+    /// `{"question":ID}` for an approval, `{"observation":SEQ}` for a `handles.observed` event.
+    static func writeSource(_ source: HandleSource, to w: inout JSONWriter) {
+        switch source {
+        case .question(let id): w.raw("{\"question\":"); w.string(id.uuidString); w.raw("}")
+        case .observation(let seq): w.raw("{\"observation\":"); w.integer(seq); w.raw("}")
+        }
+    }
+
+    static func writePermission(_ p: PermissionStatus, to w: inout JSONWriter) {
+        w.raw("{\"permission\":"); w.string(p.permission.rawValue)
+        w.key("state"); w.string(p.state.rawValue)
+        w.key("since"); w.string(p.since.description)
+        w.key("canPrompt"); w.bool(p.canPrompt)
+        w.key("cause"); w.optionalString(p.cause?.rawValue)
+        w.raw("}")
+    }
+
+    /// `{"asOf":…,"question":{…}}`, the `question` command's JSON.
+    public static func questionResult(_ q: QuestionStatus, at point: AsOfPoint) -> String {
+        var w = JSONWriter()
+        w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
+        w.raw(",\"question\":"); writeQuestion(q, includeEvents: true, to: &w)
+        w.raw("}")
+        return w.text
+    }
+
+    /// `{"asOf":…,"questions":[…]}`, the `questions` command's JSON.
+    public static func questionsResult(_ qs: [QuestionStatus], at point: AsOfPoint) -> String {
+        var w = JSONWriter()
+        w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
+        w.raw(",\"questions\":[")
+        for (i, q) in qs.enumerated() {
+            if i > 0 { w.raw(",") }
+            writeQuestion(q, includeEvents: false, to: &w)
+        }
+        w.raw("]}")
+        return w.text
+    }
+
+    /// The `known-handles` command's JSON.
+    public static func knownHandlesResult(_ hs: [KnownHandle], subject: String, at point: AsOfPoint) -> String {
+        var w = JSONWriter()
+        w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
+        w.raw(",\"subject\":"); w.string(subject)
+        w.raw(",\"handles\":[")
+        for (i, h) in hs.enumerated() {
+            if i > 0 { w.raw(",") }
+            writeKnownHandle(h, to: &w)
+        }
+        w.raw("]}")
+        return w.text
+    }
+
+    /// The `permissions` command's JSON; `require` is written only when given.
+    public static func permissionsResult(
+        _ ps: [PermissionStatus], subject: String, at point: AsOfPoint, require: [SystemPermission]?
+    ) -> String {
+        var w = JSONWriter()
+        w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
+        w.raw(",\"subject\":"); w.string(subject)
+        w.raw(",\"permissions\":[")
+        for (i, p) in ps.enumerated() {
+            if i > 0 { w.raw(",") }
+            writePermission(p, to: &w)
+        }
+        w.raw("]")
+        if let require {
+            let missing = missingPermissions(require, in: ps)
+            w.raw(",\"require\":{\"satisfied\":"); w.bool(missing.isEmpty)
+            w.raw(",\"missing\":[")
+            for (i, p) in missing.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.string(p.rawValue)
+            }
+            w.raw("]}")
+        }
+        w.raw("}")
+        return w.text
+    }
+
+    /// The required permissions that are not `authorized`, `limited` or `provisional`, in the order given.
+    public static func missingPermissions(_ require: [SystemPermission], in ps: [PermissionStatus]) -> [SystemPermission] {
+        var seen = Set<SystemPermission>()
+        return require.filter { p in
+            seen.insert(p).inserted && !(ps.first { $0.permission == p }?.state.isGranted ?? false)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import PermissionModel
+
+/// A question as it was asked, with who asked it and the current version of its state.
+@_spi(StorageEngine) public struct QuestionDefinition {
+    public var question: PermissionQuestion
+    public var row: QuestionRow
+
+    public init(question: PermissionQuestion, row: QuestionRow) {
+        self.question = question
+        self.row = row
+    }
+}
+
+/// What the rules read and write. The ledger implements it over an LMDB write transaction;
+/// a rebuild implements it in memory, so both derive projections with the very same code.
+///
+/// Open to other storage engines through `@_spi(StorageEngine) import PermissionLedger`: the benchmark
+/// suite (`Tools/Benchmarks`) runs these very rules over SQLite, so that only the storage differs. Not
+/// part of the public API: it may change with any release.
+@_spi(StorageEngine) public protocol ProjectionStore: AnyObject {
+    func seq(ofEventID id: String) throws -> UInt64?
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent
+    func question(_ id: UUID) throws -> QuestionDefinition?
+    /// The seq of the latest version of a question's row.
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64?
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow?
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws
+    func isKnownSubject(_ subject: String) throws -> Bool
+    /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
+    /// Called once all of an event's projections are written: checkpoints subjects' handle sets.
+    func endEvent(seq: UInt64) throws
+}

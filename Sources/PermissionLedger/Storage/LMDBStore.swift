@@ -1,0 +1,253 @@
+import Foundation
+import LMDB
+import PermissionModel
+
+/// The projection store over one LMDB write transaction.
+final class LMDBStore: ProjectionStore {
+    let txn: WriteTransaction
+    let tables: Tables
+    /// What the rules learned of the tables: given by the caller, perhaps from the write just before.
+    let cache: WriterCache
+    private var cursors: [VersionedTable: Cursor] = [:]
+    /// Whether `storeEvent` appends to the log (false while rebuilding projections from it). A rebuild replays
+    /// the stored log, which holds each event id once: it does not look the id up before each event, and an
+    /// id found twice all the same (damage) fails the rebuild when `eventIDs` refuses it.
+    var rewritesLog = true
+    /// Cursors kept open on tables written at or near the same place again and again: LMDB puts a key that
+    /// falls within the cursor's current page there without searching the tree from its root. `byRecordedAt`
+    /// (whose keys ascend) and `questionsByAsked` (whose keys mostly do) are appended at the end; in `eventIDs`,
+    /// ids that grow with time (counters, ULIDs, version 7 UUIDs) land next to the last one.
+    private var keptCursors: [Database: Cursor] = [:]
+    private var touchedSubjects: [ByteKey] = []
+    /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
+    /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
+    /// subject in key order (``flushHeldRows()``) instead of one random place in the tree per event.
+    private var pendingSubjectEvents: [ByteKey: [UInt64]] = [:]
+    private var pendingSubjectEventCount = 0
+    /// While projections are rebuilt: the `expiries` keys of the pending questions that have an `expiresAt`,
+    /// not yet written. Most questions end within the log, and their row would be written only to be deleted
+    /// when they end: held back, it is neither, and the rest are written in key order (``flushHeldRows()``).
+    private var pendingExpiries: Set<ByteKey> = []
+    /// The most rows of each table a rebuild holds back (`subjectEvents`' seqs, `expiries`' keys) before it
+    /// writes them.
+    var heldRowLimit = 1 << 20
+    /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, handle changes
+    /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
+    /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
+    /// nothing but speed: what it held is read again from the transaction.
+    var cacheLimit: Int
+
+    init(txn: WriteTransaction, tables: Tables, cacheLimit: Int = 200_000, cache: WriterCache = WriterCache()) {
+        self.txn = txn
+        self.tables = tables
+        self.cacheLimit = cacheLimit
+        self.cache = cache
+    }
+
+    private func cursor(_ table: VersionedTable) throws -> Cursor {
+        if let cursor = cursors[table] { return cursor }
+        let cursor = try txn.cursor(tables.database(table))
+        cursors[table] = cursor
+        return cursor
+    }
+
+    /// Writes a version through the table's cursor: when the rules have just looked the entity up (a new
+    /// question's id, a handle's current row), the cursor is already on the page the version belongs to, and
+    /// LMDB puts it there without searching the tree again from its root.
+    private func put(_ table: VersionedTable, _ entity: consuming [UInt8], seq: UInt64, value: [UInt8]) throws {
+        try cursor(table).put(key: Keys.versioned(entity, seq), value: value)
+    }
+
+    func seq(ofLatestQuestionVersion id: UUID) throws -> UInt64? {
+        try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
+    }
+
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
+        try cursor(.handles).latest(Keys.handle(subject: subject, handle), atMost: .max).map { try HandleRow(decoding: $0.value) }
+    }
+
+    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
+        let encoded = row.encoded()
+        try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: encoded)
+        let handleSubject = ByteKey(Keys.handleSubject(row.handle, subject: subject))
+        if !cache.handleSubjectsStored.contains(handleSubject) {
+            do {
+                try txn.put(tables.handleSubjects, key: handleSubject.bytes, value: Keys.seq(seq), flags: .noOverwrite)
+            } catch {
+                // keyExists: the subject had this handle already.
+                guard error == .keyExists else { throw error }
+            }
+            if cache.handleSubjectsStored.count >= cacheLimit { cache.handleSubjectsStored.removeAll(keepingCapacity: true) }
+            cache.handleSubjectsStored.insert(handleSubject)
+        }
+        let subjectKey = ByteKey(Keys.subjectPrefix(subject))
+        let changes = try cache.changesSinceCheckpoint[subjectKey]
+            ?? HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
+        try txn.put(tables.handleChanges, key: Keys.handleChange(subject: subject, seq: seq, row.handle), value: encoded)
+        cache.changesSinceCheckpoint[subjectKey] = changes + 1
+        if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
+    }
+
+    func endEvent(seq: UInt64) throws {
+        for subject in touchedSubjects where cache.changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
+            let rows = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
+            try txn.put(tables.handleCheckpoints, key: Keys.versioned(subject.bytes, seq), value: HandleCheckpoint.encode(sortedRows: rows))
+            cache.changesSinceCheckpoint[subject] = 0
+        }
+        touchedSubjects.removeAll(keepingCapacity: true)
+        // Between events the counts are only a cache of what `handleChanges` and `handleCheckpoints` hold
+        // (this transaction's rows included): a long transaction (a streamed import) keeps it bounded.
+        if cache.changesSinceCheckpoint.count >= cacheLimit { cache.changesSinceCheckpoint.removeAll(keepingCapacity: true) }
+    }
+
+    func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
+        try put(.permissions, Keys.permission(subject: subject, row.permission), seq: seq, value: row.encoded())
+    }
+
+    func seq(ofEventID id: String) throws -> UInt64? {
+        guard rewritesLog else { return nil }
+        return try keptCursor(tables.eventIDs).seek(Array(id.utf8)).map { Keys.decodeSeq($0.value) }
+    }
+
+    /// Writes the `subjectEvents` and `expiries` rows a rebuild holds back, in key order: a subject's seqs are
+    /// neighbours in the tree, as are the expiries of one time, so each row goes where the cursor already is.
+    /// A rebuild calls it before it commits.
+    func flushHeldRows() throws {
+        if pendingSubjectEventCount > 0 {
+            let cursor = try txn.cursor(tables.subjectEvents)
+            for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+                for seq in pendingSubjectEvents[subject]! {
+                    try cursor.put(key: Keys.versioned(subject.bytes, seq), value: [])
+                }
+            }
+            pendingSubjectEvents.removeAll(keepingCapacity: true)
+            pendingSubjectEventCount = 0
+        }
+        if !pendingExpiries.isEmpty {
+            let cursor = try txn.cursor(tables.expiries)
+            for key in pendingExpiries.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+                try cursor.put(key: key.bytes, value: [])
+            }
+            pendingExpiries.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes a row whose key most likely sorts after every key of `db`: appended through a cursor kept at
+    /// the end when it does, stored as by `txn.put` (with `flags`) when it does not.
+    private func putMostlyAscending(_ db: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws {
+        let cursor = try keptCursor(db)
+        do {
+            try cursor.put(key: key, value: value, flags: .append)
+        } catch {
+            // keyExists: the key does not sort after the last one.
+            guard error == .keyExists else { throw error }
+            try txn.put(db, key: key, value: value, flags: flags)
+        }
+    }
+
+    private func keptCursor(_ db: Database) throws -> Cursor {
+        if let cursor = keptCursors[db] { return cursor }
+        let cursor = try txn.cursor(db)
+        keptCursors[db] = cursor
+        return cursor
+    }
+
+    func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        guard let event = try txn.reader.event(tables, seq: seq) else {
+            throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+        }
+        return event
+    }
+
+    func question(_ id: UUID) throws -> QuestionDefinition? {
+        if let cached = cache.definitions[id] { return cached }
+        guard let latest = try cursor(.questions).latest(Keys.uuid(id), atMost: .max) else { return nil }
+        let row = try QuestionRow(decoding: latest.value)
+        guard case .questionAsked(let question) = try storedEvent(row.askedSeq).payload else {
+            throw EventRecord.DecodingError(reason: "seq \(row.askedSeq) is not the question.asked of \(id.uuidString)")
+        }
+        let definition = QuestionDefinition(question: question, row: row)
+        remember(definition)
+        return definition
+    }
+
+    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
+        try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
+        if row.state == .pending {
+            cache.definitions[id]?.row = row
+        } else {
+            // Most questions meet no event after they stop being pending; the few that do (a late answer, a
+            // repeated one) read their definition again. So the cache holds about the pending questions alone.
+            cache.definitions.removeValue(forKey: id)
+            if let expiresAt = row.expiresAt {
+                let key = Keys.expiry(expiresAt, question: id)
+                // A row a rebuild holds back is not in the table yet.
+                if rewritesLog || pendingExpiries.remove(ByteKey(key)) == nil {
+                    try txn.delete(tables.expiries, key: key)
+                }
+            }
+        }
+    }
+
+    func isKnownSubject(_ subject: String) throws -> Bool {
+        let key = ByteKey(Array(subject.utf8))
+        if cache.subjectsSeen.contains(key) { return true }
+        if try txn.get(tables.subjects, key: key.bytes) != nil {
+            rememberSubject(key)
+            return true
+        }
+        return false
+    }
+
+    /// Caches that a subject is known, for the rest of the transaction, bounded like the definitions.
+    private func rememberSubject(_ key: ByteKey) {
+        if cache.subjectsSeen.count >= cacheLimit { cache.subjectsSeen.removeAll(keepingCapacity: true) }
+        cache.subjectsSeen.insert(key)
+    }
+
+    func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        let seqKey = Keys.seq(seq)
+        if rewritesLog {
+            try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
+            try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
+        } else {
+            pendingSubjectEvents[ByteKey(Keys.subjectPrefix(event.subject)), default: []].append(seq)
+            pendingSubjectEventCount += 1
+            if pendingSubjectEventCount >= heldRowLimit { try flushHeldRows() }
+        }
+        let ids = try keptCursor(tables.eventIDs)
+        do {
+            try ids.put(key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
+        } catch {
+            // Appends look the id up first; a rebuild meets a second event with the same id only in a damaged log.
+            guard error == .keyExists, !rewritesLog else { throw error }
+            throw LedgerError(.damaged, "the event's id \(quoted(event.id)) is already used by an earlier event", seq: seq)
+        }
+        try keptCursor(tables.byRecordedAt).put(key: Keys.versioned(Keys.time(event.recordedAt!), seq), value: [], flags: .append)
+        if newSubject {
+            try txn.put(tables.subjects, key: Array(event.subject.utf8), value: seqKey, flags: .noOverwrite)
+            rememberSubject(ByteKey(Array(event.subject.utf8)))
+        }
+        if case .questionAsked(let question) = event.payload {
+            try putMostlyAscending(tables.questionsByAsked, key: Keys.asked(event.occurredAt, question: question.id), value: seqKey)
+            let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
+            try put(.questions, Keys.uuid(question.id), seq: seq, value: row.encoded())
+            if let expiresAt = question.expiresAt {
+                let key = Keys.expiry(expiresAt, question: question.id)
+                if rewritesLog {
+                    try txn.put(tables.expiries, key: key, value: [])
+                } else {
+                    pendingExpiries.insert(ByteKey(key))
+                    if pendingExpiries.count >= heldRowLimit { try flushHeldRows() }
+                }
+            }
+            remember(QuestionDefinition(question: question, row: row))
+        }
+    }
+
+    /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.
+    private func remember(_ definition: QuestionDefinition) {
+        if cache.definitions.count >= cacheLimit { cache.definitions.removeAll(keepingCapacity: true) }
+        cache.definitions[definition.question.id] = definition
+    }
+}

@@ -1,0 +1,260 @@
+import Foundation
+import LMDB
+import PermissionModel
+
+/// The ledger's single writer thread. Appends that arrive while a commit is under way wait together
+/// and are then committed together, in one durable write transaction: one flush to disk serves them
+/// all, so throughput rises with the number of concurrent writers while every caller still returns
+/// only once its own events are on disk.
+///
+/// Each request stays all-or-nothing on its own: a request whose events are rejected fails alone and
+/// leaves nothing behind, while the other requests of the group are committed.
+final class GroupCommitter: @unchecked Sendable {
+    struct Request {
+        var events: [PermissionEvent]
+        var maxRejections: Int
+        var complete: @Sendable (Result<Ledger.AppendSummary, any Error>) -> Void
+    }
+
+    /// What the writer needs of the ledger, without the ledger itself, so that the thread never keeps
+    /// a ledger alive.
+    struct Context: Sendable {
+        /// Unowned, so that the ledger's environment closes as the ledger goes, not when this thread ends.
+        unowned let environment: Environment
+        let tables: Tables
+        let path: String
+        let clock: @Sendable () -> Timestamp
+        let watch: LogWatch
+        /// Flushes commits to disk, when they must be: the environment defers the flush of a commit's meta
+        /// page, which the writer leaves to the flusher thread (the next group's transaction then runs while the
+        /// last one is flushed), or does itself when every append has a transaction of its own. Its own
+        /// descriptor sees a failed write-back that a later commit's flush reported first (``DataFileSync``).
+        let fileSync: DataFileSync?
+        /// What the ledger's last committed write learned of the tables.
+        let writerCache: CarriedWriterCache
+    }
+
+    /// The most events committed in one shared transaction: bounds the latency a large group adds.
+    let maxGroupEvents: Int
+    private let context: Context
+    private let lock = NSLock()
+    private var counts = Ledger.WriterStatistics()
+    /// The writer thread and its queue of requests.
+    private var worker: WorkerThread<Request>!
+    /// Makes commits durable on a thread of its own, when the environment defers the flush.
+    private let flusher: WorkerThread<FlushBatch>?
+
+    /// Requests committed by the writer, waiting for the flush that makes them durable.
+    struct FlushBatch {
+        var requests: [Request]
+        var results: [Result<Ledger.AppendSummary, any Error>]
+        var head: UInt64
+    }
+
+    /// What the writer thread has done so far.
+    var statistics: Ledger.WriterStatistics { lock.withLock { counts } }
+
+    /// How many requests wait for the writer thread, and how many it is committing now.
+    var queue: (waiting: Int, committing: Int) {
+        let load = worker.load
+        return (load.waiting, load.working)
+    }
+
+    init(context: Context, maxGroupEvents: Int) {
+        self.context = context
+        self.maxGroupEvents = max(1, maxGroupEvents)
+        // One flush serves every group committed since the last, while the writer builds the next transaction.
+        flusher = context.fileSync != nil && maxGroupEvents > 1
+            ? WorkerThread(name: "ledger-flusher", take: { $0.count }) { batches in
+                Self.flush(batches, context: context)
+            } : nil
+        let limit = self.maxGroupEvents
+        worker = WorkerThread(name: "ledger-writer", take: { pending in
+            // The requests that fit in one group, at least one.
+            var taken = 0
+            var events = 0
+            while taken < pending.count, taken == 0 || events + pending[taken].events.count <= limit {
+                events += pending[taken].events.count
+                taken += 1
+            }
+            return taken
+        }) { [unowned self] group in
+            commitAndHandOn(group)
+        }
+    }
+
+    /// Queues `request`; its `complete` is called on the writer or flusher thread once it is durable or
+    /// has failed.
+    func submit(_ request: Request) {
+        if let failure = context.watch.failure {
+            request.complete(.failure(failure))
+            return
+        }
+        guard worker.submit(request) else {
+            request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing")))
+            return
+        }
+    }
+
+    /// Finishes what is queued, then ends the writer and flusher threads and waits for them.
+    func stop() {
+        worker.stop()
+        flusher?.stop()
+    }
+
+    /// Commits a group, then hands it to the flusher, or flushes it here when there is no flusher.
+    private func commitAndHandOn(_ group: [Request]) {
+        lock.withLock {
+            counts.transactions += 1
+            counts.requests += group.count
+            counts.events += group.reduce(0) { $0 + $1.events.count }
+            counts.largestGroup = max(counts.largestGroup, group.count)
+        }
+        // After a failed flush nothing more is committed: what the disk dropped may lie under it.
+        if let failure = context.watch.failure {
+            for request in group { request.complete(.failure(failure)) }
+            return
+        }
+        let (results, head) = Self.commit(group, context: context)
+        guard let head else {
+            for (request, result) in zip(group, results) { request.complete(result) }
+            return
+        }
+        context.watch.committed(through: head)
+        let batch = FlushBatch(requests: group, results: results, head: head)
+        if let flusher {
+            if !flusher.submit(batch) {
+                for request in group { request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing"))) }
+            }
+        } else {
+            Self.flush([batch], context: context)
+        }
+    }
+
+    /// Flushes what the writer committed (when the ledger is durable), then completes its requests. A
+    /// failed flush fails them, and every later append, until the ledger is opened again.
+    private static func flush(_ batches: [FlushBatch], context: Context) {
+        var failure = context.watch.failure
+        if failure == nil, let fileSync = context.fileSync {
+            do {
+                try flushToDisk(fileSync, watch: context.watch, path: context.path)
+            } catch {
+                failure = error
+            }
+        }
+        if failure == nil { context.watch.advanced(to: batches.map(\.head).max()!) }
+        for batch in batches {
+            for (request, result) in zip(batch.requests, batch.results) {
+                if let failure, case .success = result {
+                    request.complete(.failure(failure))
+                } else {
+                    request.complete(result)
+                }
+            }
+        }
+    }
+
+    /// Flushes every commit so far to disk. A failure is recorded in `watch`, so that every later append
+    /// fails too: the commits are perhaps not on disk, and after a failed `fdatasync` Linux may report
+    /// the next one as a success. The failure may be one that a commit's own flush met first (that commit
+    /// failed with it), since the last flush here: what it lost may belong to the commits flushed now.
+    static func flushToDisk(_ fileSync: DataFileSync, watch: LogWatch, path: String) throws(LedgerError) {
+        do {
+            try fileSync.sync()
+        } catch {
+            let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error)); the events may not be durable")
+            watch.failed(failure)
+            throw failure
+        }
+    }
+
+    /// Commits a group in one write transaction; returns each request's result and the head afterwards
+    /// (`nil` when nothing was committed).
+    static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
+        var results: [Result<Ledger.AppendSummary, any Error>] = []
+        do {
+            let head = try context.writerCache.write(context.environment) { txn, cache in
+                // The closure runs again from scratch when the map has to grow.
+                results = []
+                var head = try Ledger.head(txn.reader, context.tables)
+                var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
+                for request in group {
+                    do {
+                        if request.events.count == 1 || group.count == 1 {
+                            // A rejected event writes nothing, so a single event needs no nested transaction
+                            // (and a lone request's rejection aborts the whole transaction below).
+                            let summary = try apply(request, store: store, head: head, clock: context.clock)
+                            head = summary.head
+                            results.append(.success(summary))
+                        } else {
+                            let summary = try txn.nested { child in
+                                try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
+                            }
+                            // The nested transaction changed what the shared store may have cached.
+                            cache.removeAll()
+                            store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
+                            head = summary.head
+                            results.append(.success(summary))
+                        }
+                    } catch let rejected as AppendRejected {
+                        if group.count == 1 { throw rejected }
+                        results.append(.failure(rejected))
+                    }
+                }
+                return head
+            }
+            return (results, head.seq)
+        } catch let rejected as AppendRejected {
+            return ([.failure(rejected)], nil)
+        } catch {
+            let failure = LedgerError.storage(error, path: context.path)
+            return (group.map { _ in .failure(failure) }, nil)
+        }
+    }
+
+    /// Applies one request's events in order; throws ``AppendRejected`` (having written nothing that
+    /// survives) when any is rejected.
+    static func apply(
+        _ request: Request, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Ledger.AppendSummary {
+        var outcomes: [AppendOutcome] = []
+        outcomes.reserveCapacity(request.events.count)
+        var events = request.events.makeIterator()
+        let head = try apply(
+            { events.next() }, store: store, head: head, clock: clock, maxRejections: request.maxRejections,
+            progress: progress, outcome: { outcomes.append($0) })
+        return Ledger.AppendSummary(outcomes: outcomes, head: head)
+    }
+
+    /// Applies events in order as `next` gives them, one at a time, until it returns `nil`, and returns
+    /// the head afterwards. Each event's outcome goes to `outcome`; a rejected event's index and reason
+    /// go to `rejected` at once (before `next` is called again), and checking goes on with the events
+    /// after it until `maxRejections` are rejected. Then ``AppendRejected`` is thrown (with those
+    /// rejections): the caller aborts the transaction, so that nothing of the events survives.
+    ///
+    /// What `next` throws is rethrown as it is. Keeps nothing per event: memory stays bounded however
+    /// many events `next` gives.
+    static func apply(
+        _ next: () throws -> PermissionEvent?, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
+        maxRejections: Int, progress: ((Int) -> Void)? = nil,
+        outcome: (AppendOutcome) -> Void, rejected: (Int, EventRejection) -> Void = { _, _ in }
+    ) throws -> LogHead {
+        var projector = Projector(store: store, head: head)
+        var rejections: [(index: Int, rejection: EventRejection)] = []
+        var index = 0
+        while let event = try next() {
+            if let progress, index > 0, index % 10_000 == 0 { progress(index) }
+            do {
+                outcome(try projector.apply(event, clock: clock))
+            } catch let rejection as EventRejection {
+                rejections.append((index, rejection))
+                rejected(index, rejection)
+                if rejections.count >= maxRejections { break }
+            }
+            index += 1
+        }
+        if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
+        return projector.head
+    }
+}
