@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Count events by type, subjects and questions by state; show the head and the file size.",
+        discussion: """
+        Example:
+          permission-ledger stats --ledger family.ledger
+        """)
+
+    @OptionGroup var ledger: LedgerOption
+    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var format: FormatOption
+
+    func run() throws {
+        let point = try asOf.point()
+        let opened = try ledger.openForReading()
+        let (stats, at) = try reading(opened, asOf: point) { (try $0.statistics(), $0.point) }
+        let fileBytes = ((try? FileManager.default.attributesOfItem(atPath: opened.path + "/data.mdb"))?[.size] as? NSNumber)?.int64Value ?? 0
+        switch format.resolved {
+        case .json:
+            writeOut(QueryJSON.statisticsResult(stats, at: at, fileBytes: fileBytes))
+        case .table, .csv:
+            var table = Table("what", "count")
+            table.add("events", String(stats.eventsByType.values.reduce(0, +)))
+            for type in EventType.allCases { table.add("  " + type.rawValue, String(stats.eventsByType[type] ?? 0)) }
+            table.add("subjects", String(stats.subjects))
+            table.add("questions", String(stats.questionsByState.values.reduce(0, +)))
+            for state in QuestionState.allCases { table.add("  " + state.rawValue, String(stats.questionsByState[state] ?? 0)) }
+            if format.resolved == .csv {
+                table.add("headSeq", String(stats.head.seq))
+                table.add("fileBytes", String(fileBytes))
+                writeOut(table.csv(), terminator: "")
+            } else {
+                let head = "head seq \(stats.head.seq), \(stats.head.recordedAt.map { "recorded \($0)" } ?? "empty")\n  hash \(stats.head.hash)\n"
+                let size = String(format: "data file %.1f MiB", Double(fileBytes) / 1_048_576)
+                writeOut("as of seq \(at.seq), \(at.time)\n\(head)\(size)\n\n" + table.text(), terminator: "")
+            }
+        }
+    }
+}

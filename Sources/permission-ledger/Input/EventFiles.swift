@@ -1,0 +1,145 @@
+import Foundation
+import PermissionLedger
+
+/// The JSON Lines files of an import, read line by line in chunks and streamed into the ledger: memory
+/// stays bounded by a chunk and one line, whatever the size of the files.
+///
+/// Every file is opened before anything is written, so that a missing or unreadable one (the second,
+/// say) stops the import while the ledger is untouched.
+struct EventFiles {
+    static let maxReported = 100
+    /// The bytes read from a file at a time.
+    static let defaultChunkSize = 1 << 20
+    /// The free space reserved in the ledger's memory map when the input's size is unknown (a pipe): the map
+    /// cannot grow during the one transaction of an import. Address space only, not memory or disk.
+    static let unknownSizeReserve = 64 << 30
+
+    let readers: [LineReader]
+
+    /// Opens the files (`-` is standard input), reading each `chunkSize` bytes at a time.
+    ///
+    /// - Throws: ``ToolFailure`` with exit 1 naming the first file that does not exist or cannot be read.
+    static func open(_ files: [String], chunkSize: Int = defaultChunkSize) throws -> EventFiles {
+        var readers: [LineReader] = []
+        for file in files {
+            if file == "-" {
+                readers.append(LineReader(name: "<stdin>", descriptor: STDIN_FILENO, owned: false, chunkSize: chunkSize))
+                continue
+            }
+            let descriptor = Foundation.open(file, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let why = errno == ENOENT || errno == ENOTDIR ? "no such file" : "cannot be read"
+                throw ToolFailure(.rejected, "\(file): \(why); nothing was written")
+            }
+            let reader = LineReader(name: file, descriptor: descriptor, owned: true, chunkSize: chunkSize)
+            if reader.isDirectory { throw ToolFailure(.rejected, "\(file): cannot be read; nothing was written") }
+            readers.append(reader)
+        }
+        return EventFiles(readers: readers)
+    }
+
+    /// Reports progress of long imports on standard error, when it is a terminal.
+    struct Progress {
+        let enabled = isatty(STDERR_FILENO) == 1
+        func show(_ text: String) {
+            guard enabled else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        }
+        func done() {
+            guard enabled else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        }
+    }
+
+    let progress = Progress()
+
+    /// The room to make in the ledger's memory map: four times the input's bytes (its stored form with
+    /// every index takes less than twice), or ``unknownSizeReserve`` when some input's size is unknown.
+    var reserve: Int {
+        var total = 64 << 20
+        for reader in readers {
+            guard let size = reader.size else { return Self.unknownSizeReserve }
+            total += 4 * size
+        }
+        return total
+    }
+
+    /// Why the stream of events was cut: problems were found in the input (the events that were checked
+    /// are thrown away with the transaction).
+    private struct InputProblems: Error {}
+
+    /// Reads, checks and appends the events of the files in order, in one transaction: all or nothing.
+    ///
+    /// Lines that do not parse do not stop the reading: the lines after them are still checked against
+    /// the rules, so that one run reports every problem (up to ``maxReported``), in input order, as
+    /// `FILE:LINE: reason`; then nothing is written.
+    ///
+    /// - Throws: ``ToolFailure`` with exit 1 and every problem (up to 100) when any line is rejected or a
+    ///   file cannot be read; with the ledger's exit code when it cannot be written.
+    func append(to ledger: Ledger) throws -> Ledger.StreamedAppendSummary {
+        // In input order: a line's parse problem is found when it is read, its rule rejection right after.
+        // One more than is shown tells that there are more.
+        var problems: [String] = []
+        var current = 0
+        var events = 0
+        /// Where the last event given to the ledger came from.
+        var place = (file: 0, line: 0)
+
+        func next() throws -> PermissionEvent? {
+            while current < readers.count {
+                if problems.count > Self.maxReported { throw InputProblems() }
+                let reader = readers[current]
+                let decoded: Result<PermissionEvent?, EventRejection>? = try reader.nextLine { line in
+                    switch line {
+                    case .text(let bytes): Result { () throws(EventRejection) in try EventJSON.decode(line: bytes) }
+                    case .tooLong(let length): .failure(EventJSON.rejection(forLineOfLength: length)!)
+                    }
+                }
+                guard let decoded else {
+                    current += 1
+                    continue
+                }
+                if reader.lineNumber % 50_000 == 0 {
+                    progress.show("importing \(reader.name): \(reader.lineNumber) lines, \(events) events checked")
+                }
+                switch decoded {
+                case .success(nil):
+                    continue
+                case .success(let event?):
+                    place = (current, reader.lineNumber)
+                    events += 1
+                    return event
+                case .failure(let rejection):
+                    problems.append("\(reader.name):\(reader.lineNumber): \(rejection)")
+                }
+            }
+            // Every line was checked: throwing aborts the transaction when any was rejected.
+            if !problems.isEmpty { throw InputProblems() }
+            return nil
+        }
+
+        defer {
+            progress.done()
+            for reader in readers { reader.close() }
+        }
+        do {
+            return try ledger.appendSynchronously(
+                streaming: next, reservingBytes: reserve, maxRejections: Self.maxReported + 1,
+                onRejection: { _, rejection in
+                    problems.append("\(readers[place.file].name):\(place.line): \(rejection)")
+                })
+        } catch is InputProblems {
+        } catch is AppendRejected {
+        } catch let failure as ToolFailure {
+            throw failure
+        } catch {
+            throw ToolFailure(error)
+        }
+        var lines = Array(problems.prefix(Self.maxReported))
+        if problems.count > Self.maxReported {
+            lines.append("… and more problems; the first \(Self.maxReported) are shown")
+        }
+        lines.append("rejected: nothing was written")
+        throw ToolFailure(.rejected, lines: lines)
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+import PermissionModel
+
+/// A question id as given: a whole UUID, or the abbreviation tables show (`FAD10000…000000000358`,
+/// also with `...`), which is resolved against the ledger.
+enum QuestionReference {
+    case id(UUID)
+    case abbreviated(prefix: String, suffix: String)
+
+    init(parsing text: String) throws {
+        if text.utf8.count == 36, let id = UUID(uuidString: text) {
+            self = .id(id)
+            return
+        }
+        let parts = text.replacingOccurrences(of: "...", with: "…").split(separator: "…", omittingEmptySubsequences: false)
+        let hex = CharacterSet(charactersIn: "0123456789abcdefABCDEF-")
+        guard parts.count == 2, parts.allSatisfy({ $0.unicodeScalars.allSatisfy(hex.contains) }), parts[0].count + parts[1].count >= 8 else {
+            throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001, or a table's abbreviation such as 6A3F1C2E…000000000001)")
+        }
+        self = .abbreviated(prefix: parts[0].uppercased(), suffix: parts[1].uppercased())
+    }
+
+    /// The question's id: an abbreviation must match exactly one question asked by the point.
+    func resolve(in view: LedgerView) throws -> UUID {
+        switch self {
+        case .id(let id):
+            return id
+        case .abbreviated(let prefix, let suffix):
+            let matches = try view.questions().map(\.question.id).filter {
+                $0.uuidString.hasPrefix(prefix) && $0.uuidString.hasSuffix(suffix)
+            }
+            guard matches.count == 1 else {
+                throw ToolFailure(.rejected, matches.isEmpty
+                    ? "no question matches \(prefix)…\(suffix) as of seq \(view.point.seq)"
+                    : "\(prefix)…\(suffix) matches \(matches.count) questions; give the whole id")
+            }
+            return matches[0]
+        }
+    }
+}

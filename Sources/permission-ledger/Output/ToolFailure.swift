@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+
+/// The exit codes of CLI.md.
+enum ToolExit: Int32 {
+    case rejected = 1
+    case usage = 2
+    case unreadable = 3
+    case damaged = 4
+    case digestMismatch = 5
+}
+
+/// A failure to report: one line a problem, then exit with its code.
+struct ToolFailure: Error {
+    var code: ToolExit
+    var lines: [String]
+
+    init(_ code: ToolExit, _ lines: String...) {
+        self.code = code
+        self.lines = lines
+    }
+
+    init(_ code: ToolExit, lines: [String]) {
+        self.code = code
+        self.lines = lines
+    }
+
+    /// Maps a ledger error to its exit code. Damage is exit 4 only when `verify` finds it (``Verify`` says so
+    /// itself); any other command that meets it could not read the ledger: exit 3, with a pointer to `verify`.
+    init(_ error: any Error) {
+        if let failure = error as? ToolFailure {
+            self = failure
+            return
+        }
+        guard let error = error as? LedgerError else {
+            self.init(.unreadable, "\(error)")
+            return
+        }
+        switch error.kind {
+        case .notFound: self.init(.rejected, error.description)
+        case .damaged: self.init(.unreadable, error.description + " (run permission-ledger verify for a full check)")
+        case .missing, .notALedger, .locked, .storage: self.init(.unreadable, error.description)
+        }
+    }
+}
