@@ -63,7 +63,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "PermissionLedgerCLITests",
+            name: "EndToEndTests",
             dependencies: ["PermissionLedger", "permission-ledger", "family-simulation", "ledger-reliability"]
         ),
     ],

@@ -28,7 +28,7 @@ standard error, without the leading `FILE:`. Adding it moves the bad line down
 by one, so `# line:` is raised to match; event lines are never touched.
 
 Every query gives --as-of (or history's --to), so no check depends on the wall
-clock. Tools/check-fixtures.sh and Tests/PermissionLedgerCLITests/
+clock. Tools/check-fixtures.sh and Tests/EndToEndTests/
 FixtureExpectationTests.swift run the checks.
 
 This script runs the real tool and writes what it prints. The expected files pin

@@ -103,7 +103,7 @@ struct Sandbox {
 
     fileprivate init() throws {
         root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("PermissionLedgerCLITests-\(UUID().uuidString)")
+            .appendingPathComponent("EndToEndTests-\(UUID().uuidString)")
         for directory in [root, workingDirectory, temporaryDirectory, captures] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
