@@ -3,13 +3,18 @@
 # bundled family-day fixture (four children, 1,200 events) and prints an audit of it.
 #
 #   Tools/demo.sh [FIXTURE.jsonl] [LEDGER_DIR]
+#
+# PERMISSION_LEDGER_TOOL=PATH uses an already built tool instead of building one (the README's test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fixture="${1:-Fixtures/family-day.jsonl}"
 ledger="${2:-demo-ledger}"
 Tools/setup.sh
-swift build -c release --product permission-ledger >&2
-tool=".build/release/permission-ledger"
+tool="${PERMISSION_LEDGER_TOOL:-}"
+if [ -z "$tool" ]; then
+    swift build -c release --product permission-ledger >&2
+    tool=".build/release/permission-ledger"
+fi
 
 rm -rf "$ledger"
 echo "== importing $fixture into $ledger"
