@@ -8,7 +8,7 @@ private func digest(in run: ToolRun, excluding head: String? = nil) throws -> St
 }
 
 @Suite("digest and replay", .timeLimit(.minutes(10)))
-struct DigestTests {
+struct DigestAndReplayCommandTests {
     @Test("the same events in two ledgers give the same digest; other events another")
     func sameEventsSameDigest() throws {
         try withSandbox { sandbox in

@@ -4,7 +4,7 @@ import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
-@Suite struct ReplayTests {
+@Suite struct ReplayedLedgerTests {
     static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
 
     @Test func theScopedReplayRemovesItsDirectoryAfterwards() async throws {
