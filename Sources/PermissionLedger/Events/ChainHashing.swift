@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)

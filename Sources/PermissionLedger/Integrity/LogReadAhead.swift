@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 
 /// The stored log read, checked against its hash chain and decoded on a thread of its own, a few batches
 /// ahead of the thread that applies it: what a rebuild of the projections reads with.

@@ -1,6 +1,6 @@
-import Crypto
+internal import Crypto
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 extension Ledger {
@@ -11,7 +11,7 @@ extension Ledger {
     /// a second thread, a few hundred events ahead of the rules. The first damage in log order is reported
     /// (``LedgerError/Kind/damaged``, with its `seq`), whichever thread finds it, and nothing is changed.
     ///
-    /// ``rebuildProjections(path:)`` writes the same tables faster (by 10 to 30% in the README's
+    /// ``rebuildProjections(path:)`` writes the same tables faster (by 10 to 30% in docs/PERFORMANCE.md's
     /// measurements), in a ledger not open in this process.
     public func rebuildProjections() throws(LedgerError) {
         try rebuildProjections(tuning: RebuildTuning())
@@ -25,7 +25,7 @@ extension Ledger {
 
     /// Derives every projection anew from the log of the ledger at `path`, opened for this alone with LMDB's
     /// map writable, and returns the log's head: what `permission-ledger rebuild` runs. It writes the very
-    /// same tables as ``rebuildProjections()``, faster (by 10 to 30% in the README's measurements), as its
+    /// same tables as ``rebuildProjections()``, faster (by 10 to 30% in docs/PERFORMANCE.md), as its
     /// pages are written in place in the map instead of copied and looked up in a list of the transaction's
     /// own.
     ///

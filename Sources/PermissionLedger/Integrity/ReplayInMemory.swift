@@ -1,6 +1,6 @@
-import Crypto
+internal import Crypto
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// What an in-memory replay of the log did.

@@ -1,6 +1,6 @@
-import Crypto
+internal import Crypto
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// One verification, in one read transaction. Damage is returned as a report; LMDB errors met while reading

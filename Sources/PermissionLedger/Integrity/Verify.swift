@@ -1,6 +1,6 @@
-import Crypto
+internal import Crypto
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 extension Ledger {

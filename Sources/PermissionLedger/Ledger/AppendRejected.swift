@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 
 /// Some events were rejected; nothing of the batch was written.
 public struct AppendRejected: Error, Sendable, CustomStringConvertible {

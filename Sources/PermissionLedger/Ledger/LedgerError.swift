@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 
 /// Why a ledger could not be opened, read or written, in plain words.
 public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import LMDB
+internal import LMDB
 import PermissionModel
 
 extension Ledger {

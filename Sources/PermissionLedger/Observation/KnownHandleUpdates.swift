@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A subject's known handles after each change: see ``Ledger/knownHandleUpdates(subject:pollInterval:)``.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// The events of a ledger from a point on, live: see ``Ledger/events(after:subject:pollInterval:)``.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// Where the log's head is, as far as this process has written it, and who is waiting for it to move.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A question's states as its events are recorded: see ``Ledger/questionUpdates(_:pollInterval:)``.

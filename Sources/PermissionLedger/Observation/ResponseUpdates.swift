@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A guardian's response as the ledger recorded it: PermissionKit's `PermissionResponse` (question and

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 // Subscriptions read the log itself, a page at a time, and wait only when they have read all of it.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// One version of what the ledger knew about a handle of a subject: who made it known (or not), and what ended it.

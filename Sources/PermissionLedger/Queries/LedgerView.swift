@@ -1,6 +1,6 @@
-import Crypto
+internal import Crypto
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A consistent, read-only view of a ledger as of one point of its log.

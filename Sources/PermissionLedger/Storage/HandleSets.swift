@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A byte-string dictionary key hashed in one pass (an array of bytes hashes element by element).

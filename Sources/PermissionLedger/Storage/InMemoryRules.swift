@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// The acceptance rules applied to offered events in memory, with no storage: what an append does besides

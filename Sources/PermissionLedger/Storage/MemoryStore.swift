@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// The projection store in memory: the fastest way to replay a log into current state, and (with

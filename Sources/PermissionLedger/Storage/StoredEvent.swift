@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A stored `events` value split into the chain hash in front and the event record after it.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// The named databases of a ledger environment. See `docs/STORAGE.md`.

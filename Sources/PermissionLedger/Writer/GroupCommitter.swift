@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// The ledger's single writer thread. Appends that arrive while a commit is under way wait together

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// A thread that works through a queue: it waits for items, takes some (`take` says how many of those

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+internal import LMDB
 import PermissionModel
 
 /// What the rules learned of the ledger's state while writing: each a cache of what the tables hold,
