@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crash test of issue 7: starts a writer, kills it with SIGKILL at a random moment, checks the ledger
+# The crash test: starts a writer, kills it with SIGKILL at a random moment, checks the ledger
 # (verify passes, every acknowledged event is there and intact, nothing half-written, the next append
 # continues the chain), and does it again; 200 times by default. Ends with "N kills, 0 lost, 0 damaged".
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The concurrency stress test of issue 7: 8 writer tasks append (single events, batches, and appends the
+# The concurrency stress test: 8 writer tasks append (single events, batches, and appends the
 # ledger must reject) for a minute while 4 reader processes check every snapshot they take; then verify.
 #
 #   Tools/stress-test.sh [--seconds N] [--writers N] [--readers N] [--seed S] [--dir DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate Fixtures/hostile/: the hostile-input corpus (issue 7).
+"""Generate Fixtures/hostile/: the hostile-input corpus.
 
 Writes, next to this script:
 

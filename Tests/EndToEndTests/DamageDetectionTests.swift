@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 7, damage detection: bytes flipped in a copy of a ledger's data file. `verify` names the damaged
+/// Damage detection: bytes flipped in a copy of a ledger's data file. `verify` names the damaged
 /// seq (exit 4) whenever what a reader sees changed, never says ok then, never dies of a signal, never hangs.
 @Suite("damage detection", .timeLimit(.minutes(10)))
 struct DamageDetectionTests {

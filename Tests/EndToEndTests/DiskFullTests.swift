@@ -3,7 +3,7 @@ import PermissionLedger
 import PermissionModel
 import Testing
 
-/// Issue 7, "Disk full and limits": a write that runs out of room fails with a plain error, stores
+/// Disk full and limits (docs/RELIABILITY.md): a write that runs out of room fails with a plain error, stores
 /// nothing, and leaves the ledger readable, intact and writable once there is room again.
 @Suite("Disk full and limits")
 struct DiskFullTests {

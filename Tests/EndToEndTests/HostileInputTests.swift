@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Hostile input (issue 7): every bad line of the corpus in `Fixtures/hostile/` (see its README section) is
+/// Hostile input: every bad line of the corpus in `Fixtures/hostile/` (see its README section) is
 /// rejected by the real `permission-ledger import` with exit 1 and one readable `FILE:LINE:` line, and the
 /// ledger's export is byte-identical afterwards.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Small runs of `ledger-reliability` (issue 7): the crash test and the concurrency stress test. Their full
+/// Small runs of `ledger-reliability`: the crash test and the concurrency stress test. Their full
 /// runs are `Tools/crash-test.sh` (200 kills) and `Tools/stress-test.sh` (a minute).
 @Suite("Crash and stress, small runs")
 struct ReliabilityTests {

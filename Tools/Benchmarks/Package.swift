@@ -3,7 +3,7 @@
 //
 //   bash Tools/benchmark.sh            # the side-by-side suite: the ledger, raw LMDB and SQLite (GRDB)
 //
-// GRDB is here only, as the SQLite a Swift developer would otherwise build on (the README says why).
+// GRDB is here only, as the SQLite a Swift developer would otherwise build on (docs/PERFORMANCE.md says why).
 import Foundation
 import PackageDescription
 

@@ -6,7 +6,7 @@ import Foundation
 /// A durable LMDB commit writes each page it dirtied with `pwrite`, then calls `fdatasync`; pages taken from
 /// LMDB's free list lie scattered through the file. This writes `n` pages at scattered places (distinct,
 /// random, in a 256 MiB file), or `n` pages in one run, then times the `fdatasync`: the median and the 90th
-/// percentile of `--rounds` flushes each. So the figures in the README (a flush's fixed cost, and what each
+/// percentile of `--rounds` flushes each. So the figures in docs/PERFORMANCE.md (a flush's fixed cost, and what each
 /// scattered page adds) can be measured again on any machine.
 func runDiskDiagnosis(_ arguments: [String]) throws {
     var directory = FileManager.default.temporaryDirectory.path
