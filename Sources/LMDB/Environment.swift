@@ -559,16 +559,19 @@ public final class Environment: @unchecked Sendable {
         return Int(dead)
     }
 
-    /// Copies the environment into the existing, empty directory `path`, optionally compacting
-    /// it (omitting free pages). Must not be called inside a write transaction's closure;
-    /// any transaction on this thread makes it throw ``LMDBError/badTransaction``.
-    ///
-    /// The corresponding LMDB function is `mdb_env_copy2`.
-    public func copy(to path: String, compact: Bool) throws(LMDBError) {
+    /// Runs `body` with LMDB's handle of the environment, outside any transaction of this thread (else throws
+    /// ``LMDBError/badTransaction``), holding the map lock shared. When `body` throws ``LMDBError/mapResized``
+    /// (a transaction LMDB began found the map grown by another process), adopts the new size and runs `body`
+    /// again: for the calls of ``copy(to:compacting:fileMode:)``, which begin a transaction of their own.
+    func withHandleOutsideTransactions<T>(_ body: (OpaquePointer) throws(LMDBError) -> T) throws(LMDBError) -> T {
         // A plain copy takes LMDB's writer mutex, which a transaction of this thread may hold.
         guard lockDepth == 0 else { throw .badTransaction }
-        try withMapLock { () throws(LMDBError) in
-            try LMDBError.check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0))
+        while true {
+            do {
+                return try withMapLock { () throws(LMDBError) -> T in try body(handle) }
+            } catch where error == .mapResized {
+                try withMapLock(exclusive: true) { () throws(LMDBError) in try resizeMap(to: 0) }
+            }
         }
     }
 }

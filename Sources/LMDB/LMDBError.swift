@@ -151,6 +151,11 @@ extension LMDBError {
     /// The corresponding C error is `ENOENT`.
     public static let noSuchFile = LMDBError(rawValue: ENOENT)
 
+    /// The file already exists.
+    ///
+    /// The corresponding C error is `EEXIST`.
+    public static let fileExists = LMDBError(rawValue: EEXIST)
+
     /// The resource is temporarily unavailable: the environment is locked by another process.
     ///
     /// The corresponding C error is `EAGAIN`.

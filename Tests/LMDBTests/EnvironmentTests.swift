@@ -75,7 +75,7 @@ import Testing
                     try env.write { txn throws in
                         for n in 0..<100 { try txn.put(db, key: key(n), value: bytes("value \(n)")) }
                     }
-                    try env.copy(to: copyPath, compact: compact)
+                    try env.copy(to: copyPath, compacting: compact)
                 }
                 let copy = try Environment(path: copyPath)
                 let db = try copy.openDatabase("test", create: false)
