@@ -1,6 +1,6 @@
 import Foundation
 import LMDB
-@_spi(Testing) @_spi(StorageEngine) import PermissionLedger
+@_spi(StorageEngine) import PermissionLedger
 @testable import PermissionLedger
 import PermissionModel
 import Testing

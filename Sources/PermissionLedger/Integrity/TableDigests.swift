@@ -9,7 +9,7 @@ extension Ledger {
     ///
     /// - Returns: per database (in LMDB's order of names), its name, number of rows and digest in hex.
     /// - Throws: ``/LMDB/LMDBError`` when LMDB cannot open or read the environment.
-    @_spi(Testing) public static func tableDigests(path: String) throws -> [(table: String, rows: Int, digest: String)] {
+    package static func tableDigests(path: String) throws -> [(table: String, rows: Int, digest: String)] {
         let environment = try Environment(path: path, options: .init(maxDatabases: 256, readOnly: true))
         let names = try environment.read { try $0.databaseNames() }
         let databases = try names.map { try environment.openDatabase($0, create: false) }
