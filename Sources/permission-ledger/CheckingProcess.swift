@@ -33,9 +33,6 @@ enum CheckingProcess {
 
     /// The hidden option that makes `verify` the child.
     static let option = "checking-process"
-    /// Set by the tests only: the child raises SIGSEGV when the log check reaches this seq (`N`), or the
-    /// given signal (`N:SIGNAL_NUMBER`), to exercise the parent's handling of a crash.
-    static let crashHook = "PERMISSION_LEDGER_VERIFY_TEST_SIGNAL_AT"
     /// The longest time, in seconds of the parent's clock while it runs, that the child may go without progress.
     static let stallLimit = 600
 
@@ -55,7 +52,6 @@ enum CheckingProcess {
         disableCoreDumps()
         dieWithParent()
         let page = mapProgressPage()
-        let hook = ProcessInfo.processInfo.environment[crashHook].flatMap(CrashHook.init)
         var lastStage: VerificationStage?
         var updates: UInt64 = 0
         let progress: VerificationProgress = { stage, seq in
@@ -71,10 +67,6 @@ enum CheckingProcess {
                 page.storeBytes(of: seq, toByteOffset: Page.seq, as: UInt64.self)
                 updates &+= 1
                 page.storeBytes(of: updates, toByteOffset: Page.updates, as: UInt64.self)
-            }
-            if let hook, stage == .log, seq == hook.seq {
-                signal(hook.signal, SIG_DFL)
-                raise(hook.signal)
             }
         }
         var line: [String: Any]
@@ -92,18 +84,6 @@ enum CheckingProcess {
         data.append(0x0A)
         FileHandle.standardOutput.write(data)
         exit(0)
-    }
-
-    private struct CrashHook {
-        var seq: UInt64
-        var signal: Int32
-
-        init?(_ text: String) {
-            let parts = text.split(separator: ":")
-            guard let seq = parts.first.flatMap({ UInt64($0) }) else { return nil }
-            self.seq = seq
-            signal = parts.count > 1 ? Int32(parts[1]) ?? SIGSEGV : SIGSEGV
-        }
     }
 
     /// A crash of the child is expected on a damaged file: no core file for it.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(Testing) import PermissionLedger
+import PermissionLedger
 import PermissionModel
 
 struct Replay: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(Testing) import PermissionLedger
+import PermissionLedger
 import PermissionModel
 
 struct Verify: ParsableCommand {
@@ -24,20 +24,8 @@ struct Verify: ParsableCommand {
     /// Set on the child process that does the check (see CheckingProcess).
     @Flag(name: .customLong(CheckingProcess.option), help: .private)
     var checkingProcess = false
-    /// For the tests of damage detection: print each LMDB database's rows and digest instead (see
-    /// `Ledger.tableDigests`), to tell whether damage changed what a reader sees.
-    @Flag(name: .customLong("table-digests"), help: .private)
-    var tableDigests = false
 
     func run() throws {
-        if tableDigests {
-            do {
-                for table in try Ledger.tableDigests(path: ledger.path) { writeOut("\(table.table) \(table.rows) \(table.digest)") }
-                return
-            } catch {
-                throw ToolFailure(.unreadable, "\(ledger.path): \(error)")
-            }
-        }
         if checkingProcess { CheckingProcess.runChild(path: ledger.path) }
         switch CheckingProcess.check(path: ledger.path) ?? checkInProcess() {
         case .report(let events, let head, let damagedSeq, let problem):
