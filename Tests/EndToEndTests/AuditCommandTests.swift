@@ -91,11 +91,11 @@ struct HistoryTests {
                 }
             }
 
-            // The abbreviation a history table shows resolves to the same question.
+            // A history table names the question by its whole id; the abbreviation still resolves to it.
             let table = try sandbox.run(["history", "--ledger", ledger, "--question", ids[0], "--format", "table"])
             #expect(table.status == 0, "\(table)")
+            #expect(table.out.contains(ids[0]), "the table names the question as \(ids[0]): \(table)")
             let shown = String(ids[0].prefix(8)) + "…" + String(ids[0].suffix(12))
-            #expect(table.out.contains(shown), "the table names the question as \(shown): \(table)")
 
             // Combined with --type, the question's answer only.
             let answered = exported.filter { $0.questionID == ids[0] && $0.type == "question.answered" }
@@ -236,7 +236,7 @@ struct HistoryTests {
         }
     }
 
-    @Test("--format table lists every selected event by seq within 80 columns")
+    @Test("--format table lists every selected event by seq, no value cut short")
     func table() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
@@ -249,8 +249,8 @@ struct HistoryTests {
             for (options, selected) in cases {
                 let run = try sandbox.run(["history", "--ledger", ledger, "--format", "table"] + options)
                 #expect(run.status == 0, "\(run)")
-                let wide = linesWiderThan80(run)
-                #expect(wide.isEmpty, "\(options): \(wide.count) lines wider than 80 columns, such as\n\(wide.first ?? "")")
+                let cut = linesCutShort(run)
+                #expect(cut.isEmpty, "\(options): \(cut.count) lines with a value cut short, such as\n\(cut.first ?? "")")
                 let expected = exported.filter(selected)
                 let rowSeqs = run.outLines.dropFirst().compactMap { line in line.split(separator: " ").first.flatMap { Int($0) } }
                 #expect(rowSeqs == expected.map(\.seq), "\(options): one row per event, in seq order")
@@ -459,14 +459,14 @@ struct DiffTests {
         }
     }
 
-    @Test("--format table fits 80 columns (family-day.jsonl, the whole day)")
+    @Test("--format table cuts no value short (family-day.jsonl, the whole day)")
     func tableWidth() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
             let run = try sandbox.run(["diff", "--ledger", ledger, "--from", "seq:1", "--to", "seq:1200", "--format", "table"])
             #expect(run.status == 0, "\(run)")
-            let wide = linesWiderThan80(run)
-            #expect(wide.isEmpty, "\(wide.count) lines wider than 80 columns, such as\n\(wide.first ?? "") (\(wide.first?.count ?? 0))")
+            let cut = linesCutShort(run)
+            #expect(cut.isEmpty, "\(cut.count) lines with a value cut short, such as\n\(cut.first ?? "")")
         }
     }
 }
@@ -725,7 +725,7 @@ struct WhoApprovedTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.out.contains("kid-ben"), "\(run)")
             #expect(run.out.contains("REVOKED"), "\(run)")
-            #expect(run.out.contains("6A3F1C2E…000000000001"), "the question, as tables abbreviate it: \(run)")
+            #expect(run.out.contains("approved by question 6A3F1C2E-000D-4000-8000-000000000001 (Approve)"), "the question, whole: \(run)")
         }
     }
 
@@ -788,15 +788,15 @@ struct WhoApprovedTests {
         }
     }
 
-    @Test("--format table fits 80 columns (family-day.jsonl)")
+    @Test("--format table cuts no value short (family-day.jsonl)")
     func tableWidth() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
             for handle in ["+15550100102", "grandpa.joe@example.com", "Skater_Girl.99"] {
                 let run = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", handle, "--as-of", "seq:1200", "--format", "table"])
                 #expect(run.status == 0, "\(run)")
-                let wide = linesWiderThan80(run)
-                #expect(wide.isEmpty, "\(handle): \(wide.count) lines wider than 80 columns, such as\n\(wide.first ?? "") (\(wide.first?.count ?? 0))")
+                let cut = linesCutShort(run)
+                #expect(cut.isEmpty, "\(handle): \(cut.count) lines with a value cut short, such as\n\(cut.first ?? "")")
             }
         }
     }

@@ -66,3 +66,8 @@ func fixtureEventLines(_ name: String) throws -> [String] {
 func linesWiderThan80(_ run: ToolRun) -> [String] {
     run.outLines.filter { $0.count > 80 }
 }
+
+/// The lines of a table that show a value cut short (with `…`): docs/spec/CLI.md says tables never do.
+func linesCutShort(_ run: ToolRun) -> [String] {
+    run.outLines.filter { $0.contains("…") }
+}

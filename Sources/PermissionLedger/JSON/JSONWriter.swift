@@ -1,6 +1,6 @@
 import PermissionModel
 
-/// Appends canonical JSON text. Output is always valid UTF-8 with the minimal escapes.
+/// Appends canonical JSON text. Output is always valid UTF-8, one line, with the escapes ``string(_:)`` lists.
 struct JSONWriter {
     var bytes: [UInt8] = []
 
@@ -12,22 +12,46 @@ struct JSONWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
+    /// Writes `text` as a JSON string. Besides quotes, backslashes and C0 controls (which JSON requires),
+    /// DEL, the C1 controls (U+0080–U+009F, U+0085 among them), U+2028 and U+2029 are escaped as `\uXXXX`:
+    /// readers that split lines on them (Python's `str.splitlines()`, JavaScript before ES2019) still see one
+    /// event or record a line (docs/spec/CLI.md, "Common"). The value read back is the same.
     mutating func string(_ text: String) {
         bytes.append(0x22)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-            default: bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
+                i += 1
+                switch byte {
+                case 0x22: bytes.append(0x5C); bytes.append(0x22)
+                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+                case 0..<0x20, 0x7F: unicodeEscape(UInt16(byte))
+                // U+0080–U+009F: C2 80 to C2 9F.
+                case 0xC2 where i < utf8.count && utf8[i] < 0xA0:
+                    unicodeEscape(UInt16(utf8[i]))
+                    i += 1
+                // U+2028 and U+2029: E2 80 A8 and E2 80 A9.
+                case 0xE2 where i + 1 < utf8.count && utf8[i] == 0x80 && (utf8[i + 1] == 0xA8 || utf8[i + 1] == 0xA9):
+                    unicodeEscape(0x2028 + UInt16(utf8[i + 1] - 0xA8))
+                    i += 2
+                default: bytes.append(byte)
+                }
             }
         }
         bytes.append(0x22)
+    }
+
+    /// `\u` and four lowercase hex digits.
+    private mutating func unicodeEscape(_ value: UInt16) {
+        let hex: StaticString = "0123456789abcdef"
+        let digits = hex.utf8Start
+        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), digits[Int(value >> 12)], digits[Int((value >> 8) & 15)],
+                                  digits[Int((value >> 4) & 15)], digits[Int(value & 15)]])
     }
 
     mutating func optionalString(_ text: String?) {

@@ -36,13 +36,13 @@ struct Diff: ParsableCommand {
         case .table:
             var text = "from seq \(diff.from.seq) (\(tableTime(diff.from.time)) UTC) to seq \(diff.to.seq) (\(tableTime(diff.to.time)) UTC)\n\n"
             var questions = Table("question", "subject", "from", "to")
-            for q in diff.questions { questions.add(tableID(q.id), q.subject, q.from?.rawValue ?? "(not asked)", q.to?.rawValue ?? "(not asked)") }
+            for q in diff.questions { questions.add(q.id.uuidString, q.subject, q.from?.rawValue ?? "(not asked)", q.to?.rawValue ?? "(not asked)") }
             text += "questions whose state changed: \(diff.questions.count)\n" + (diff.questions.isEmpty ? "" : questions.text())
             var handles = Table("change", "subject", "kind", "value", "source")
             for (change, list) in [("added", diff.handlesAdded), ("removed", diff.handlesRemoved)] {
                 for h in list {
                     let source: String = switch h.handle.source {
-                    case .question(let id): "question \(tableID(id))"
+                    case .question(let id): "question \(id.uuidString)"
                     case .observation(let seq): "observed, seq \(seq)"
                     }
                     handles.add(change, h.subject, h.handle.handle.kind.rawValue, h.handle.handle.value, source)

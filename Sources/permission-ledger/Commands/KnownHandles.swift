@@ -30,14 +30,14 @@ struct KnownHandles: ParsableCommand {
             for h in handles {
                 let source: String
                 switch h.source {
-                case .question(let id): source = csv ? "question:\(id.uuidString)" : "question \(tableID(id))"
+                case .question(let id): source = csv ? "question:\(id.uuidString)" : "question \(id.uuidString)"
                 case .observation(let seq): source = csv ? "observation:\(seq)" : "observed, seq \(seq)"
                 }
                 let kind = csv ? h.handle.kind.rawValue : ["phoneNumber": "phone", "emailAddress": "email"][h.handle.kind.rawValue] ?? h.handle.kind.rawValue
                 table.add(kind, h.handle.value, csv ? h.since.description : tableTime(h.since),
                           csv ? (h.until?.description ?? "") : tableTime(h.until), source)
             }
-            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
         }
     }
 }

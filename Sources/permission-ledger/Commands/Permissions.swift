@@ -59,7 +59,7 @@ struct Permissions: ParsableCommand {
                 // Still ordered by permission, by code point, as CLI.md orders them.
                 table.rows.sort { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }
             }
-            var text = csv ? table.csv() : "\(subject) as of seq \(at.seq), \(at.time)\n\n" + table.text()
+            var text = csv ? table.csv() : "\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text()
             if required != nil, !csv {
                 text += missing.isEmpty ? "\nrequired: satisfied\n" : "\nrequired: NOT satisfied; missing \(missing.map(\.rawValue).joined(separator: ", "))\n"
             }

@@ -41,7 +41,7 @@ struct Questions: ParsableCommand {
             } else {
                 var table = Table("id", "subject", "state", "asked (UTC)", "about")
                 for q in list {
-                    table.add(tableID(q.question.id), q.subject, q.state.rawValue + (q.late ? "*" : ""), tableTime(q.askedAt), about(q))
+                    table.add(q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? "*" : ""), tableTime(q.askedAt), about(q))
                 }
                 let note = list.contains(where: \.late) ? "\n* late: answered after the app stopped waiting, or recorded at or after expiry\n" : ""
                 writeOut("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n" + table.text() + note, terminator: "")

@@ -59,41 +59,77 @@ struct WhoApproved: ParsableCommand {
             }
             writeOut(table.csv(), terminator: "")
         case .table:
-            var text = wrap("\(handles.map { "\($0.value) (\($0.kind.rawValue))" }.joined(separator: " or "))", indent: "")
-                + "as of seq \(at.seq), \(tableTime(at.time)) UTC\n"
-            let approvals = records.filter { if case .question = $0.source { true } else { false } }
-            let current = records.filter { $0.ended == nil && $0.known && ($0.until.map { $0 > at.time } ?? true) }.map(\.subject)
-            text += "approved by \(approvals.count) question\(approvals.count == 1 ? "" : "s"); "
-                + (current.isEmpty ? "known to no subject now\n" : "known now to \(current.joined(separator: ", "))\n")
-            if records.isEmpty { text += "\nno approval or observation of this handle\n" }
-            for r in records {
-                let what: String
-                switch r.source {
-                case .question(let id):
-                    let choice = r.question?.choice.map { "\"\($0.title)\"" } ?? "approval"
-                    what = "approved for \(r.subject): question \(tableID(id)), \(choice) via \(r.question?.via?.rawValue ?? "?")\(r.question?.late == true ? " (late)" : "")"
-                case .observation(let seq):
-                    what = "observed \(r.known ? "known" : "NOT known") for \(r.subject) (seq \(seq))"
-                }
-                text += "\n" + wrap("• " + what, indent: "  ") + "    from \(tableTime(r.since))" + (r.until.map { " until \(tableTime($0))" } ?? "")
-                if let ended = r.ended {
-                    let how = switch (ended.cause, r.known, ended.knownAfter) {
-                    case (.lapse, _, _): "the time-limited approval lapsed"
-                    case (.observation, true, true): "confirmed known by an observation"
-                    case (.observation, true, false): "REVOKED: an observation said not known"
-                    case (.observation, false, true): "an observation said known"
-                    case (.observation, false, false): "an observation said not known again"
-                    case (.approval, true, _): "replaced by another approval"
-                    case (.approval, false, _): "approved by a question"
-                    }
-                    text += "\n" + wrap("    ended \(tableTime(ended.at)): \(how)\(ended.seq.map { " (seq \($0))" } ?? "")", indent: "      ")
-                        .dropLast()
-                } else {
-                    text += r.known ? "\n    still in force" : "\n    still not known"
-                }
-                text += "\n"
+            writeOut(Self.text(records, handles: handles, at: at), terminator: "")
+        }
+    }
+
+    /// The table form: first how many questions approved the handle and what observations said of it (NOT known
+    /// first), then, for each child (and handle), its approvals and its observations, each with what ended it.
+    static func text(_ records: [HandleRecord], handles: [CommunicationHandle], at: AsOfPoint) -> String {
+        func label(_ handle: CommunicationHandle) -> String { "\(displayed(handle.value)) (\(handle.kind.rawValue))" }
+        func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        func isApproval(_ r: HandleRecord) -> Bool { if case .question = r.source { true } else { false } }
+        func holds(_ r: HandleRecord) -> Bool { r.ended == nil && r.known && (r.until.map { $0 > at.time } ?? true) }
+
+        var text = handles.map(label).joined(separator: " or ") + ", as of seq \(at.seq) (\(tableTime(at.time)) UTC)\n"
+        let questions = Set(records.compactMap { r -> UUID? in if case .question(let id) = r.source { id } else { nil } })
+        let observations = records.filter { !isApproval($0) }
+        text += "approved by \(plural(questions.count, "question"))\n"
+        text += "observed as NOT known \(plural(observations.filter { !$0.known }.count, "time")), "
+            + "as known \(plural(observations.filter(\.known).count, "time"))\n"
+        let current = Array(Set(records.filter(holds).map(\.subject))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        text += current.isEmpty ? "known now to no child\n" : "known now to \(displayed(listCell(current)))\n"
+        if records.isEmpty { text += "\nno approval or observation of this handle\n" }
+
+        // By child and handle, in the order the ledger lists them; approvals, then observations, NOT known first.
+        var groups: [(subject: String, handle: CommunicationHandle, records: [HandleRecord])] = []
+        for r in records {
+            if let i = groups.firstIndex(where: { $0.subject.utf8.elementsEqual(r.subject.utf8) && $0.handle == r.handle }) {
+                groups[i].records.append(r)
+            } else {
+                groups.append((r.subject, r.handle, [r]))
             }
-            writeOut(text, terminator: "")
+        }
+        for group in groups {
+            let now = group.records.contains(where: holds) ? "known now" : "not known now"
+            text += "\n" + displayed(group.subject) + (handles.count > 1 ? ", " + label(group.handle) : "") + ": \(now)\n"
+            let ordered = group.records.filter(isApproval) + group.records.filter { !isApproval($0) && !$0.known }
+                + group.records.filter { !isApproval($0) && $0.known }
+            for r in ordered {
+                text += "  " + what(r) + "\n    " + ending(r) + "\n"
+            }
+        }
+        return text
+    }
+
+    /// What wrote a version, with a verb: `approved by question ID (Title) on TIME via messages`,
+    /// `observed as known at seq N on TIME`, `observed as NOT known at seq N on TIME`.
+    private static func what(_ r: HandleRecord) -> String {
+        switch r.source {
+        case .question(let id):
+            let title = r.question?.choice.map { " (\(displayed($0.title)))" } ?? ""
+            let via = r.question?.via.map { " via \($0.rawValue)" } ?? ""
+            let late = r.question?.late == true ? " (late)" : ""
+            let until = r.until.map { ", until \(tableTime($0))" } ?? ""
+            return "approved by question \(id.uuidString)\(title) on \(tableTime(r.since))\(via)\(late)\(until)"
+        case .observation(let seq):
+            return "observed as \(r.known ? "known" : "NOT known") at seq \(seq) on \(tableTime(r.since))"
+        }
+    }
+
+    /// What ended a version by the point, or that it still holds.
+    private static func ending(_ r: HandleRecord) -> String {
+        guard let ended = r.ended else { return r.known ? "still in force" : "still not known" }
+        let at = tableTime(ended.at)
+        let event = ended.seq.map { " at seq \($0)" } ?? ""
+        return switch (ended.cause, r.known, ended.knownAfter) {
+        case (.lapse, _, _): "lapsed on \(at): the approval was time-limited"
+        case (.observation, true, true): "confirmed on \(at) by the observation\(event), which said known"
+        case (.observation, true, false): "REVOKED on \(at) by the observation\(event), which said NOT known"
+        case (.observation, false, true): "ended on \(at) by the observation\(event), which said known"
+        case (.observation, false, false): "said again on \(at) by the observation\(event), which said NOT known"
+        case (.approval, true, _): "replaced on \(at) by the approval\(event)"
+        case (.approval, false, _): "ended on \(at) by the approval\(event)"
         }
     }
 }

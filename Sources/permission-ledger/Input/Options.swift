@@ -35,11 +35,29 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json, csv
 }
 
+/// `--format`, else `PERMISSION_LEDGER_FORMAT`, else `table`, on a terminal or not (docs/spec/CLI.md, "Common"):
+/// a table redirected to a file stays a table, and `$(permission-ledger digest)` is the bare digest.
 struct FormatOption: ParsableArguments {
-    @Option(help: "Output format: table (default on a terminal), json (default otherwise) or csv.")
+    static let variable = "PERMISSION_LEDGER_FORMAT"
+
+    @Option(help: "Output format: table, json or csv. Default: $PERMISSION_LEDGER_FORMAT, else table.")
     var format: OutputFormat?
 
-    var resolved: OutputFormat { format ?? (isatty(STDOUT_FILENO) == 1 ? .table : .json) }
+    /// A `PERMISSION_LEDGER_FORMAT` that is not a format is wrong usage (exit 2), when `--format` is not given.
+    func validate() throws {
+        if format == nil { _ = try Self.environmentDefault() }
+    }
+
+    var resolved: OutputFormat { format ?? (try? Self.environmentDefault()) ?? .table }
+
+    /// The format `PERMISSION_LEDGER_FORMAT` names; `table` when it is unset or empty.
+    static func environmentDefault() throws -> OutputFormat {
+        guard let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty else { return .table }
+        guard let format = OutputFormat(rawValue: text) else {
+            throw ValidationError("\(variable)=\(quoted(text)) is not one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return format
+    }
 }
 
 struct AsOfOption: ParsableArguments {

@@ -3,21 +3,23 @@ import Foundation
 import PermissionLedger
 import PermissionModel
 
-/// A one-line description of an event for tables.
+/// A one-line description of an event for tables and CSV, every value whole (question ids too).
 func summary(_ event: PermissionEvent) -> String {
     switch event.payload {
     case .questionAsked(let q):
         let about = q.topic.handles.isEmpty ? "app update" : handlesText(q.topic.handles)
-        return "\(tableID(q.id)) about \(about)"
+        return "\(q.id.uuidString) about \(about)"
     case .questionSendCanceled(let id), .questionExpired(let id):
-        return tableID(id)
+        return id.uuidString
     case .questionAskFailed(let id, let error):
-        return "\(tableID(id)) \(error.code.rawValue)"
+        return "\(id.uuidString) \(error.code.rawValue)"
     case .questionAnswered(let id, let choice, let via):
-        return "\(tableID(id)) \(choice) via \(via.rawValue)"
+        return "\(id.uuidString) \(choice) via \(via.rawValue)"
     case .handlesObserved(let checked, let known):
+        // Two labelled lists, so that no handle's value can pass for a status (`known: a; b | not known: c`).
         let knownSet = Set(known)
-        return checked.map { "\($0.value)\(knownSet.contains($0) ? "" : " (not known)")" }.joined(separator: ", ")
+        let said = [("known", checked.filter { knownSet.contains($0) }), ("not known", checked.filter { !knownSet.contains($0) })]
+        return said.filter { !$0.1.isEmpty }.map { "\($0.0): \(handlesText($0.1))" }.joined(separator: " | ")
     case .permissionChanged(let p, let state, let cause):
         return "\(p.rawValue) → \(state.rawValue)\(cause.map { " (\($0.rawValue))" } ?? "")"
     }

@@ -10,6 +10,7 @@ func displayName(_ n: PersonNameComponents) -> String {
     return parts.joined(separator: " ")
 }
 
+/// A question's handles in one cell: their values as ``listCell(_:)`` joins them (`a; b`, a `;` in a value escaped).
 func handlesText(_ handles: [CommunicationHandle]) -> String {
-    handles.map(\.value).joined(separator: ", ")
+    listCell(handles.map(\.value))
 }

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import PermissionLedger
 
+/// Writes one line to standard error, ``displayed(_:)``: whatever a message quotes (a file name, an argument,
+/// a value of the input), it stays one line and cannot steer the terminal (docs/spec/CLI.md, "Common").
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    FileHandle.standardError.write(Data((displayed(line) + "\n").utf8))
 }
 
 /// Standard output, buffered: large exports are written in chunks.

@@ -1,54 +1,39 @@
 import Foundation
 import PermissionModel
 
-/// Rows for people (an aligned table that fits 80 columns) or for programs (RFC 4180 CSV).
+/// Rows for people (an aligned table) or for programs (RFC 4180 CSV).
+///
+/// Cells hold values as they are; both forms show each one ``displayed(_:)`` (docs/spec/CLI.md, "Common"),
+/// and whole: a long value widens its column, so that ids and handles can be copied from a table as they are.
 struct Table {
     var headers: [String]
     var rows: [[String]] = []
-    /// The widest a column may be in a table before its values are shortened with an ellipsis.
-    var maxWidths: [Int]?
-    /// Columns never shortened (ids and times): an audit must not lose them.
-    var fixed: Set<Int> = []
 
     init(_ headers: String...) {
         self.headers = headers
-        fixed = Set(headers.indices.filter { headers[$0] == "id" || headers[$0] == "seq" || headers[$0].hasSuffix("(UTC)") })
     }
 
     mutating func add(_ row: String...) { rows.append(row) }
     mutating func add(row: [String]) { rows.append(row) }
 
     func csv() -> String {
-        func field(_ s: String) -> String {
-            // By bytes: "\r\n" is one Swift Character, equal to neither "\r" nor "\n".
-            s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D })
-                ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
-        }
-        return ([headers] + rows).map { $0.map(field).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
+        ([headers] + rows).map { $0.map(csvField).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
     }
 
-    func text(width: Int = 80) -> String {
-        var widths = headers.map(\.count)
-        for row in rows {
-            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
-        }
-        if let maxWidths {
-            for i in widths.indices where i < maxWidths.count { widths[i] = min(widths[i], max(maxWidths[i], headers[i].count)) }
-        }
-        // Shrink the widest free-text column until the table fits; ids and times keep their width.
-        while widths.reduce(0, +) + 2 * (widths.count - 1) > width,
-              let widest = widths.indices.filter({ !fixed.contains($0) && widths[$0] > 8 }).max(by: { widths[$0] < widths[$1] }) {
-            widths[widest] -= 1
-        }
-        func fit(_ s: String, _ w: Int) -> String {
-            let shown = s.count > w ? String(s.prefix(w - 1)) + "…" : s
-            return shown + String(repeating: " ", count: w - shown.count)
+    func text() -> String {
+        let shownRows = ([headers] + rows).map { $0.map(displayed) }
+        var widths = headers.map { _ in 0 }
+        for row in shownRows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], columns(cell)) }
         }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { fit($0, $1) }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            // The last column is not padded, so that no line ends with spaces of the layout.
+            cells.enumerated().map { i, cell in
+                i + 1 < cells.count ? cell + String(repeating: " ", count: max(0, widths[i] - columns(cell))) : cell
+            }.joined(separator: "  ")
         }
-        var out = [line(headers), line(widths.map { String(repeating: "-", count: $0) })]
-        out += rows.map(line)
+        var out = [line(shownRows[0]), line(widths.map { String(repeating: "-", count: $0) })]
+        out += shownRows.dropFirst().map(line)
         if rows.isEmpty { out.append("(none)") }
         return out.joined(separator: "\n") + "\n"
     }
@@ -58,16 +43,36 @@ struct Table {
     }
 }
 
-/// A time for people, in tables: UTC to the second (`2026-11-20 18:59:22`); JSON and CSV keep it whole.
+/// One CSV field: the value ``displayed(_:)`` (so it holds no CR or LF), with a `'` before it when a
+/// spreadsheet would take it for a formula (it begins with `=`, `+`, `-`, `@`, a tab or a carriage return,
+/// and is not a plain number), quoted as RFC 4180 asks when it holds a comma or a quote.
+func csvField(_ value: String) -> String {
+    var shown = displayed(value)
+    if let first = shown.utf8.first, [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D].contains(first),
+       !isPlainNumber(shown) {
+        shown = "'" + shown
+    }
+    // By bytes: "\r\n" is one Swift Character, equal to neither "\r" nor "\n".
+    guard shown.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
+        return shown
+    }
+    return "\"" + shown.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// A sign, ASCII digits and at most one point between digits (`-12`, `+15550100101`): a spreadsheet reads it
+/// as a number, nothing more, so it keeps its form.
+private func isPlainNumber(_ text: String) -> Bool {
+    guard let sign = text.utf8.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") else { return false }
+    let digits = text.utf8.dropFirst()
+    let parts = digits.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+    return parts.count <= 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
+}
+
+/// A time for people, in tables: UTC, with a space for the `T` and without the `Z` (`2026-11-20 18:59:22`,
+/// `2026-11-20 18:59:22.250000`); whole, as JSON and CSV write it otherwise.
 func tableTime(_ t: Timestamp?) -> String {
     guard let t else { return "" }
     let text = t.description
-    return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8))
-}
-
-/// A question id for people, in tables: its first 8 and last 12 hex digits (`FAD10000…000000000358`),
-/// which `question` accepts in place of the whole id.
-func tableID(_ id: UUID) -> String {
-    let text = id.uuidString
-    return String(text.prefix(8)) + "…" + String(text.suffix(12))
+    guard text.utf8.count > 11, text.hasSuffix("Z") else { return text }
+    return String(text.prefix(10)) + " " + String(text.dropFirst(11).dropLast())
 }

@@ -1,0 +1,80 @@
+/// A value as tables, CSV and error messages show it (docs/spec/CLI.md, "Common": values are data, never
+/// instructions to whatever shows them).
+///
+/// Every character of Unicode's general categories Cc, Cf, Zl and Zp (terminal escape sequences, newlines,
+/// tabs, bidi controls, zero-width characters, byte order marks) is written as `\u{XXXX}`: its code point in
+/// uppercase hex, at least four digits (`\u{001B}`, `\u{000A}`, `\u{202E}`, `\u{E0001}`). A zero-width joiner
+/// (U+200D) stays when it joins two characters that are neither ASCII nor escaped, as it does inside an emoji
+/// sequence or a name in an Indic or Arabic script; between ASCII characters it would only hide a difference,
+/// so it is escaped there. Everything else, a backslash included, is shown as it is.
+func displayed(_ value: String) -> String {
+    // Most values are printable ASCII: nothing to do.
+    if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return value }
+    let scalars = Array(value.unicodeScalars)
+    var shown = String.UnicodeScalarView()
+    for (i, scalar) in scalars.enumerated() {
+        if isEscaped(scalar), !(scalar == "\u{200D}" && joins(scalars, at: i)) {
+            shown.append(contentsOf: escape(scalar).unicodeScalars)
+        } else {
+            shown.append(scalar)
+        }
+    }
+    return String(shown)
+}
+
+/// Whether ``displayed(_:)`` writes the character as an escape (a zero-width joiner aside).
+func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.properties.generalCategory {
+    case .control, .format, .lineSeparator, .paragraphSeparator: true
+    default: false
+    }
+}
+
+/// `\u{XXXX}`: the code point in uppercase hex, at least four digits.
+func escape(_ scalar: Unicode.Scalar) -> String {
+    let hex = String(scalar.value, radix: 16, uppercase: true)
+    return "\\u{" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "}"
+}
+
+/// Whether the zero-width joiner at `index` sits between two characters that are neither ASCII nor escaped.
+private func joins(_ scalars: [Unicode.Scalar], at index: Int) -> Bool {
+    guard index > 0, index + 1 < scalars.count else { return false }
+    let before = scalars[index - 1], after = scalars[index + 1]
+    return !before.isASCII && !after.isASCII && !isEscaped(before) && !isEscaped(after)
+}
+
+/// Several values in one table or CSV cell, unambiguously: joined with `; `, a `;`, `|` or `\` inside a value
+/// preceded by a backslash (`a\; b` is one value, `a; b` two; an unescaped `|` may separate labelled lists).
+/// The cell is then ``displayed(_:)`` as any other.
+func listCell(_ values: [String]) -> String {
+    values.map { value in
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if scalar == ";" || scalar == "|" || scalar == "\\" { escaped.append("\\") }
+            escaped.append(scalar)
+        }
+        return String(escaped)
+    }.joined(separator: "; ")
+}
+
+/// How many terminal columns a displayed value takes: two for an East Asian wide or fullwidth character or
+/// an emoji shown as such, one for any other character (a combining mark joins the character before it).
+func columns(_ text: String) -> Int {
+    var total = 0
+    for character in text {
+        guard let first = character.unicodeScalars.first else { continue }
+        total += isWide(first) || character.unicodeScalars.contains(where: \.properties.isEmojiPresentation) ? 2 : 1
+    }
+    return total
+}
+
+private func isWide(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+         0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+         0x20000...0x2FFFD, 0x30000...0x3FFFD:
+        true
+    default:
+        false
+    }
+}
