@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "permission-ledger",
             dependencies: [
-                "PermissionLedger",
+                "PermissionLedger", "PermissionModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,17 +54,23 @@ let package = Package(
         ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "PermissionModelTests", dependencies: ["PermissionModel"]),
-        .testTarget(name: "PermissionLedgerTests", dependencies: ["PermissionLedger", "PermissionLedgerTesting"]),
+        .testTarget(
+            name: "PermissionLedgerTests",
+            dependencies: [
+                "PermissionLedger", "PermissionLedgerTesting", "PermissionModel", "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "PermissionLedgerTestingTests",
             dependencies: [
-                "PermissionLedgerTesting",
+                "PermissionLedgerTesting", "PermissionLedger", "PermissionModel",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["PermissionLedger", "permission-ledger", "family-simulation", "ledger-reliability"]
+            dependencies: ["PermissionLedger", "PermissionModel", "permission-ledger", "family-simulation", "ledger-reliability"]
         ),
     ],
     swiftLanguageModes: [.v6]
