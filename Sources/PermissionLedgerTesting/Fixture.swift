@@ -87,6 +87,39 @@ public struct Fixture: Hashable, Sendable {
         self.name = name
     }
 
+    /// The names of the fixture files in a directory: its `*.jsonl` files, sorted. Subdirectories are not
+    /// searched, so a library that keeps its rejected scenarios in a folder of their own lists them apart.
+    ///
+    /// For a test that runs on every fixture of a library:
+    ///
+    /// ```swift
+    /// static let library = URL(fileURLWithPath: "Fixtures")
+    ///
+    /// @Test(arguments: try Fixture.fileNames(in: library))
+    /// func everyFixtureReplays(name: String) throws {
+    ///     try Fixture(contentsOf: library.appendingPathComponent(name)).replay { replayed in
+    ///         #expect(try replayed.ledger.verify().isIntact)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``FixtureError`` when the directory cannot be read, so that a misplaced library fails the
+    ///   test instead of giving it nothing to run on.
+    public static func fileNames(in directory: URL) throws(FixtureError) -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw FixtureError(name: directory.path, problems: [.init(line: nil, reason: "cannot read the directory: \(error.localizedDescription)")])
+        }
+        return names.filter { name in
+            var isDirectory: ObjCBool = false
+            return name.hasSuffix(".jsonl")
+                && FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }.sorted()
+    }
+
     /// The fixture as JSON Lines, one event per line, in the normalized form `export` writes.
     ///
     /// Comments and blank lines of the source are not kept, so event `i` is on line `i + 1` of the result.

@@ -70,6 +70,34 @@ import Testing
         #expect(error.description.hasPrefix("/nonexistent/nothing.jsonl: cannot read the file"))
     }
 
+    @Test func fileNamesListTheFixturesOfADirectorySortedAndNotItsFolders() throws {
+        let valid = try Fixture.fileNames(in: Fixtures.directory)
+        #expect(valid.first == "approval-messages.jsonl")
+        #expect(valid.contains("late-answer.jsonl"))
+        #expect(valid == valid.sorted())
+        #expect(valid.allSatisfy { $0.hasSuffix(".jsonl") }, "no README.md, .expected files or scripts: \(valid)")
+        #expect(!valid.contains("invalid"), "the invalid/ folder is not a fixture")
+        let invalid = try Fixture.fileNames(in: Fixtures.directory.appendingPathComponent("invalid"))
+        #expect(invalid.contains("answer-after-cancel.jsonl"))
+        #expect(Set(valid).isDisjoint(with: invalid))
+        for name in valid { _ = try Fixture(contentsOf: Fixtures.url(name)) }
+
+        // A folder whose name ends in .jsonl is not a fixture either.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FixtureTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("folder.jsonl"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["b.jsonl", "a.jsonl", "notes.md", "c.jsonl.bak"] {
+            try Data().write(to: directory.appendingPathComponent(name))
+        }
+        #expect(try Fixture.fileNames(in: directory) == ["a.jsonl", "b.jsonl"])
+    }
+
+    @Test func fileNamesOfAMissingDirectoryIsAnErrorNamingIt() throws {
+        let error = try #require(throws: FixtureError.self) { try Fixture.fileNames(in: URL(fileURLWithPath: "/nonexistent/Fixtures")) }
+        #expect(error.problems.first?.line == nil)
+        #expect(error.description.hasPrefix("/nonexistent/Fixtures: cannot read the directory"), "\(error)")
+    }
+
     @Test func jsonLinesIsTheNormalizedForm() throws {
         let fixture = try Fixture(contentsOf: Fixtures.url("several-handles.jsonl"))
         let again = try Fixture(jsonLines: fixture.jsonLines)
