@@ -69,7 +69,7 @@ import Testing
 
     @Test(arguments: Fixtures.invalid)
     func invalidFixtureLastLineIsRejectedAndNothingChanges(name: String) async throws {
-        let lines = try Fixtures.lines(name, invalid: true)
+        let lines = try Fixtures.rawLines(name, invalid: true)
         let header = try Fixtures.header(name, invalid: true)
         let bad = try #require(lines.last { !String(decoding: $0.bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces).isEmpty })
         let declared = try #require(header.first { $0.hasPrefix("line:") }.flatMap { Int($0.dropFirst(5).trimmingCharacters(in: .whitespaces)) })
@@ -117,7 +117,7 @@ import Testing
     func invalidFixtureImportedWholeWritesNothing(name: String) async throws {
         // Files whose last line the reader rejects never reach the ledger; the others are offered whole.
         var events: [PermissionEvent] = []
-        for line in try Fixtures.lines(name, invalid: true) {
+        for line in try Fixtures.rawLines(name, invalid: true) {
             do {
                 if let event = try EventJSON.decode(line: line.bytes) { events.append(event) }
             } catch {
@@ -135,7 +135,7 @@ import Testing
     @Test(arguments: Fixtures.valid)
     func validFixtureImportsWholly(name: String) async throws {
         try await withLedger { ledger async throws in
-            let events = try Fixtures.events(name)
+            let events = try Fixtures.fixture(name).events
             let summary = try await ledger.importFixture(name)
             #expect(summary.outcomes.count == events.count)
             #expect(summary.appended + summary.duplicates == events.count)

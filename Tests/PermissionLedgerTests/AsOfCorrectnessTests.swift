@@ -88,7 +88,7 @@ import Testing
     @Test(arguments: Fixtures.valid)
     func indexedAnswersEqualTheReferenceModel(name: String) async throws {
         try await withLedger { ledger async throws in
-            let input = try Fixtures.events(name)
+            let input = try Fixtures.fixture(name).events
             try await ledger.append(input)
             try Self.compareWithReferenceModel(ledger, input: input, name: name)
         }
@@ -282,7 +282,7 @@ import Testing
     @Test func referenceModelMatchesFixtureHeaders() throws {
         // time-limited.jsonl: as of seq:6 both handles are known; at the head pixelpal has lapsed.
         var model = ReferenceModel()
-        let events = try Fixtures.events("time-limited.jsonl")
+        let events = try Fixtures.fixture("time-limited.jsonl").events
         for event in events.prefix(6) { _ = model.apply(event) }
         let atSix = model.answers(at: try time("2026-11-20T10:10:02Z"))
         // Ordered by kind, then value: custom < emailAddress.
@@ -299,19 +299,19 @@ import Testing
 
         // expiry-by-clock.jsonl: Q1 and Q3 expired by the clock (Q3 exactly at the head's clock), Q2 pending.
         var clockModel = ReferenceModel()
-        for event in try Fixtures.events("expiry-by-clock.jsonl") { _ = clockModel.apply(event) }
+        for event in try Fixtures.fixture("expiry-by-clock.jsonl").events { _ = clockModel.apply(event) }
         let states = clockModel.answers(at: try #require(clockModel.lastRecordedAt)).questions
         #expect(states.map(\.state) == [.expired, .pending, .expired])
         #expect(states.map(\.resolvedAt) == [try time("2026-11-20T16:30:00Z"), nil, try time("2026-11-20T16:45:01Z")])
 
         // duplicate-response.jsonl: 6 event lines, 3 appended.
         var dupModel = ReferenceModel()
-        let appended = try Fixtures.events("duplicate-response.jsonl").filter { dupModel.apply($0) }
+        let appended = try Fixtures.fixture("duplicate-response.jsonl").events.filter { dupModel.apply($0) }
         #expect(appended.map(\.id) == ["dup-01", "dup-02", "dup-04"])
 
         // late-answer.jsonl: two late answers (one after an expired event, one recorded after expiresAt).
         var lateModel = ReferenceModel()
-        for event in try Fixtures.events("late-answer.jsonl") { _ = lateModel.apply(event) }
+        for event in try Fixtures.fixture("late-answer.jsonl").events { _ = lateModel.apply(event) }
         let late = lateModel.answers(at: try #require(lateModel.lastRecordedAt)).questions
         #expect(late.filter(\.late).count == 2)
         #expect(late.filter { $0.state == .expired }.count == 1)

@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aReopenedLedgerContinuesTheChain() async throws {
-        let events = try Fixtures.events("family-day.jsonl")
+        let events = try Fixtures.fixture("family-day.jsonl").events
         try await withTemporaryDirectory { directory async throws in
             // One ledger takes the events in batches, closed and reopened between them...
             let path = directory + "/reopened"

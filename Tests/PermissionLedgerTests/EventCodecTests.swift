@@ -82,12 +82,12 @@ import Testing
 
     @Test(arguments: Fixtures.valid)
     func everyFixtureLineReencodesDeterministically(name: String) throws {
-        for line in try Fixtures.lines(name) {
-            guard let event = try EventJSON.decode(line: line.bytes) else { continue }
+        let fixture = try Fixtures.fixture(name)
+        for (event, line) in zip(fixture.events, fixture.lines) {
             let encoded = EventJSON.encode(event)
-            let decoded = try #require(try EventJSON.decode(line: encoded), "line \(line.number)")
-            #expect(decoded == event, "line \(line.number)")
-            #expect(EventJSON.encode(decoded) == encoded, "line \(line.number)")
+            let decoded = try #require(try EventJSON.decode(line: encoded), "line \(line)")
+            #expect(decoded == event, "line \(line)")
+            #expect(EventJSON.encode(decoded) == encoded, "line \(line)")
         }
     }
 

@@ -65,19 +65,19 @@ import Testing
     @Test(arguments: Fixtures.valid)
     func everyLineOfAValidFixtureSurvivesItsExportAndStoredForms(name: String) throws {
         var events = 0
-        for line in try Fixtures.lines(name) where try Self.checkLine(line.bytes) { events += 1 }
+        for line in try Fixtures.rawLines(name) where try Self.checkLine(line.bytes) { events += 1 }
         #expect(events > 0)
     }
 
     @Test(arguments: Fixtures.invalid)
     func everyLineOfAnInvalidFixtureIsRejectedOrSurvivesItsForms(name: String) throws {
-        for line in try Fixtures.lines(name, invalid: true) { _ = try Self.checkLine(line.bytes) }
+        for line in try Fixtures.rawLines(name, invalid: true) { _ = try Self.checkLine(line.bytes) }
     }
 
     /// The stored record of every event of the fixtures, which decode as they are.
     static func fixtureRecords() throws -> [[UInt8]] {
         try Fixtures.valid.flatMap { name in
-            try Fixtures.events(name).map { EventRecord.encode($0, recordedAt: $0.recordedAt ?? $0.occurredAt) }
+            try Fixtures.fixture(name).events.map { EventRecord.encode($0, recordedAt: $0.recordedAt ?? $0.occurredAt) }
         }
     }
 

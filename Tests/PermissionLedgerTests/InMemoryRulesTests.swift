@@ -12,7 +12,7 @@ import Testing
     func acceptsWhatTheLedgerAcceptsWithTheSameChain(name: String) async throws {
         try await withTemporaryDirectory { directory async throws in
             let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: 1 << 20, durable: false, clock: Self.fixedClock))
-            let events = try Fixtures.events(name)
+            let events = try Fixtures.fixture(name).events
             let summary = try ledger.appendSynchronously(events)
             var rules = InMemoryRules(clock: Self.fixedClock)
             let appended = try rules.apply(events)

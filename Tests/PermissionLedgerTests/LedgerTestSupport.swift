@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -32,7 +33,8 @@ func withTwoLedgers<T>(_ body: (Ledger, Ledger) async throws -> T) async throws 
 
 // MARK: Fixtures
 
-/// The fixture library in `Fixtures/` at the package root.
+/// The fixture library in `Fixtures/` at the package root, read with PermissionLedgerTesting's ``Fixture``;
+/// raw lines only for the tests of the JSON reader itself and of the invalid fixtures, which ``Fixture`` refuses.
 enum Fixtures {
     /// `<package>/Fixtures`, found from this file's path (`<package>/Tests/PermissionLedgerTests/…`).
     static let directory: URL = URL(fileURLWithPath: #filePath)
@@ -41,42 +43,34 @@ enum Fixtures {
         .deletingLastPathComponent()  // package root
         .appendingPathComponent("Fixtures")
 
-    /// The valid fixtures' file names, sorted.
-    static let valid: [String] = names(in: directory)
+    /// The valid fixtures' file names, sorted (`AcceptanceRuleTests` checks that there are some).
+    static let valid: [String] = (try? Fixture.fileNames(in: directory)) ?? []
     /// The invalid fixtures' file names (relative to `invalid/`), sorted.
-    static let invalid: [String] = names(in: directory.appendingPathComponent("invalid"))
-
-    private static func names(in directory: URL) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".jsonl") }.sorted()
-    }
+    static let invalid: [String] = (try? Fixture.fileNames(in: directory.appendingPathComponent("invalid"))) ?? []
 
     static func url(_ name: String, invalid: Bool = false) -> URL {
         invalid ? directory.appendingPathComponent("invalid").appendingPathComponent(name) : directory.appendingPathComponent(name)
     }
 
-    /// The file's physical lines (1-based numbers), without their `\n`.
-    static func lines(_ name: String, invalid: Bool = false) throws -> [(number: Int, bytes: [UInt8])] {
-        try lines(of: Array(Data(contentsOf: url(name, invalid: invalid))))
+    /// A valid fixture: its events, and the line each came from.
+    static func fixture(_ name: String) throws -> Fixture {
+        try Fixture(contentsOf: url(name))
     }
 
-    static func lines(of bytes: [UInt8]) -> [(number: Int, bytes: [UInt8])] {
-        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated().map { ($0.offset + 1, Array($0.element)) }
+    /// The file's physical lines (1-based numbers), without their `\n`, as bytes the JSON reader has not seen.
+    static func rawLines(_ name: String, invalid: Bool = false) throws -> [(number: Int, bytes: [UInt8])] {
+        var lines = try Data(contentsOf: url(name, invalid: invalid)).split(separator: 0x0A, omittingEmptySubsequences: false)
+            .enumerated().map { ($0.offset + 1, Array($0.element)) }
         if lines.last?.1.isEmpty == true { lines.removeLast() }
         return lines
     }
 
     /// The comment lines (`#` …) of a fixture, without the `# `.
     static func header(_ name: String, invalid: Bool = false) throws -> [String] {
-        try lines(name, invalid: invalid).compactMap { line in
+        try rawLines(name, invalid: invalid).compactMap { line in
             let text = String(decoding: line.bytes, as: UTF8.self)
             return text.hasPrefix("#") ? String(text.dropFirst().drop { $0 == " " }) : nil
         }
-    }
-
-    /// Every event of a valid fixture, in order (duplicates included, as the file has them).
-    static func events(_ name: String) throws -> [PermissionEvent] {
-        try lines(name).compactMap { try EventJSON.decode(line: $0.bytes) }
     }
 }
 
@@ -93,7 +87,7 @@ extension Ledger {
     /// Imports a fixture into the ledger.
     @discardableResult
     func importFixture(_ name: String) async throws -> AppendSummary {
-        try await append(try Fixtures.events(name))
+        try await append(try Fixtures.fixture(name).events)
     }
 
     /// Appends events given as JSON lines.

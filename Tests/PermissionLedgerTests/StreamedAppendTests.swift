@@ -40,7 +40,7 @@ import Testing
 
     @Test func appendsWhatABatchAppends() async throws {
         try await withTwoLedgers { streamed, batched async throws in
-            let events = try Fixtures.events("family-day.jsonl")
+            let events = try Fixtures.fixture("family-day.jsonl").events
             let batch = try batched.appendSynchronously(events)
 
             let stream = Stream(events)
@@ -67,7 +67,7 @@ import Testing
     @Test func countsDuplicates() async throws {
         try await withLedger { ledger async throws in
             // Redelivered events: 3 appended, 3 duplicates.
-            let summary = try ledger.appendSynchronously(streaming: Stream(try Fixtures.events("duplicate-response.jsonl")).next)
+            let summary = try ledger.appendSynchronously(streaming: Stream(try Fixtures.fixture("duplicate-response.jsonl").events).next)
             #expect(summary.appended == 3)
             #expect(summary.duplicates == 3)
             #expect(summary.events == 6)
@@ -162,7 +162,7 @@ import Testing
     @Test func aDurableStreamedAppendIsThereAfterReopening() async throws {
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
-            let events = try Fixtures.events("family-day.jsonl")
+            let events = try Fixtures.fixture("family-day.jsonl").events
             do {
                 let ledger = try Ledger(path: path)
                 let summary = try ledger.appendSynchronously(streaming: Stream(events).next)
@@ -177,7 +177,7 @@ import Testing
 
     @Test func aDurableStreamedAppendWakesSubscribers() async throws {
         try await withLedger(durable: true) { ledger async throws in
-            let events = try Fixtures.events("family-day.jsonl")
+            let events = try Fixtures.fixture("family-day.jsonl").events
             // A long poll interval: only the append's own wake-up brings the events in time.
             let subscription = Task {
                 var seen = 0
