@@ -320,14 +320,14 @@ def bytes_cases():
     case(g + "nul-at-line-start", b"\x00" + line("nul-at-line-start"), "NUL byte", "a NUL byte before the object")
     case(g + "nul-after-object", line("nul-after-object") + b"\x00", SYNTAX, "a NUL byte after the object")
     case(g + "nul-only", b"\x00" * 16, "NUL byte", "a line of 16 NUL bytes")
-    case(g + "nul-escaped-in-id", at(perm_for(g + "nul-escaped-in-id"), "id", "hx-nul\u0000id"), "id: contains a control character", "\\u0000 in the event id")
-    case(g + "nul-escaped-in-subject", at(perm_for(g + "nul-escaped-in-subject"), "subject", "kid-\u0000ava"), "subject: contains a control character", "\\u0000 in the subject")
+    case(g + "nul-escaped-in-id", at(perm_for(g + "nul-escaped-in-id"), "id", "hx-nul\u0000id"), "id: holds U+0000 (a control character); identifiers may not hold control, format or separator characters", "\\u0000 in the event id")
+    case(g + "nul-escaped-in-subject", at(perm_for(g + "nul-escaped-in-subject"), "subject", "kid-\u0000ava"), "subject: holds U+0000 (a control character)", "\\u0000 in the subject")
     case(g + "nul-escaped-in-type", at(perm_for(g + "nul-escaped-in-type"), "type", "permission.changed\u0000"), "type:", "\\u0000 at the end of the type, which then is unknown")
-    case(g + "nul-escaped-in-custom-handle", at(observed(eid(g + "nul-escaped-in-custom-handle")), "checked.0.value", "orb\u0000it"), "checked[0].value: contains a control character", "\\u0000 in a custom handle")
-    case(g + "del-raw-in-subject", sub(line("del-raw-in-subject"), b'"kid-ava"', b'"kid-\x7fava"'), "subject: contains a control character", "a raw DEL (0x7F) in the subject: valid JSON, but a control character")
-    case(g + "c1-control-in-id", at(perm_for(g + "c1-control-in-id"), "id", "hx-c1\u0085id"), "id: contains a control character", "U+0085 (NEL, a C1 control) in the event id")
-    case(g + "escaped-newline-in-subject", at(perm_for(g + "escaped-newline-in-subject"), "subject", "kid-\nava"), "subject: contains a control character", "\\n in the subject")
-    case(g + "escaped-tab-in-id", at(perm_for(g + "escaped-tab-in-id"), "id", "hx-tab\tid"), "id: contains a control character", "\\t in the event id")
+    case(g + "nul-escaped-in-custom-handle", at(observed(eid(g + "nul-escaped-in-custom-handle")), "checked.0.value", "orb\u0000it"), "checked[0].value: holds U+0000 (a control character)", "\\u0000 in a custom handle")
+    case(g + "del-raw-in-subject", sub(line("del-raw-in-subject"), b'"kid-ava"', b'"kid-\x7fava"'), "subject: holds U+007F (a control character)", "a raw DEL (0x7F) in the subject: valid JSON, but a control character")
+    case(g + "c1-control-in-id", at(perm_for(g + "c1-control-in-id"), "id", "hx-c1\u0085id"), "id: holds U+0085 (a control character)", "U+0085 (NEL, a C1 control) in the event id")
+    case(g + "escaped-newline-in-subject", at(perm_for(g + "escaped-newline-in-subject"), "subject", "kid-\nava"), "subject: holds U+000A (a control character)", "\\n in the subject")
+    case(g + "escaped-tab-in-id", at(perm_for(g + "escaped-tab-in-id"), "id", "hx-tab\tid"), "id: holds U+0009 (a control character)", "\\t in the event id")
 
 
 def types_cases():
@@ -593,11 +593,11 @@ def envelope_cases():
     k("id-empty", "id", "", "id: must not be empty", "an empty event id")
     k("id-129-bytes", "id", "x" * 129, "id: is 129 bytes long; at most 128", "an event id of 129 bytes")
     k("id-129-bytes-multibyte", "id", "é" * 64 + "x", "id: is 129 bytes long", "64 two-byte characters and one more byte: 65 characters, 129 bytes")
-    k("id-bell", "id", "hx-\u0007", "id: contains a control character", "a BEL in the event id")
+    k("id-bell", "id", "hx-\u0007", "id: holds U+0007 (a control character)", "a BEL in the event id")
     k("subject-empty", "subject", "", "subject: must not be empty", "an empty subject")
     k("subject-257-bytes", "subject", "k" * 257, "subject: is 257 bytes long; at most 256", "a subject of 257 bytes")
-    k("subject-control", "subject", "kid\u0008ava", "subject: contains a control character", "a backspace in the subject")
-    k("subject-c1", "subject", "kid\u009bava", "subject: contains a control character", "U+009B (CSI, a C1 control) in the subject")
+    k("subject-control", "subject", "kid\u0008ava", "subject: holds U+0008 (a control character)", "a backspace in the subject")
+    k("subject-c1", "subject", "kid\u009bava", "subject: holds U+009B (a control character)", "U+009B (CSI, a C1 control) in the subject")
     k("hash-uppercase", "hash", "A" * 64, "hash: must be 64 lowercase hex digits", "an uppercase hash")
     k("hash-63-digits", "hash", "0" * 63, "hash: must be 64 lowercase hex digits", "a hash of 63 digits")
     k("hash-65-digits", "hash", "0" * 65, "hash: must be 64 lowercase hex digits", "a hash of 65 digits")
@@ -643,14 +643,14 @@ def handles_cases():
     h("email-empty-domain", "mom@", "emailAddress", "is not an email address", "nothing after @")
     h("email-inner-space", "mom @example.com", "emailAddress", "is not an email address", "a space inside an email")
     h("email-inner-nbsp", "mom\u00a0x@example.com", "emailAddress", "is not an email address", "a no-break space inside an email")
-    h("email-control", "mom\u0001@example.com", "emailAddress", "control character", "a control character inside an email")
+    h("email-control", "mom\u0001@example.com", "emailAddress", "is not an email address: it holds U+0001 (a control character)", "a control character inside an email")
     h("email-only-at", "@", "emailAddress", "is not an email address", "only @")
     h("email-empty", "", "emailAddress", "is not an email address", "an empty email")
     h("email-whitespace-only", "   ", "emailAddress", "is not an email address", "an email of spaces")
     h("custom-empty", "", "custom", "must not be empty", "an empty custom handle")
     h("custom-257-bytes", "c" * 257, "custom", "is 257 bytes long", "a custom handle of 257 bytes")
-    h("custom-newline", "orb\nit", "custom", "contains a control character", "a newline in a custom handle")
-    h("custom-del", "orb\u007fit", "custom", "contains a control character", "DEL in a custom handle")
+    h("custom-newline", "orb\nit", "custom", "value: holds U+000A (a control character)", "a newline in a custom handle")
+    h("custom-del", "orb\u007fit", "custom", "value: holds U+007F (a control character)", "DEL in a custom handle")
     case(g + "observed-known-bad-phone", at(observed(eid(g + "observed-known-bad-phone")), "known.0", {"value": "1", "kind": "phoneNumber"}),
          ["known[0]", "is not a phone number"], "an invalid phone number among known handles")
 
@@ -669,10 +669,10 @@ def asked_cases():
     k("people-empty", "question.topic.communication.people", [], "people: must name at least one person", "no people")
     k("people-same-handle", "question.topic.communication.people", [
         {"handle": {"value": "+1 (555) 010-0099", "kind": "phoneNumber"}},
-        {"handle": {"value": "+1.555.010.0099", "kind": "phoneNumber"}}], "people[1].handle: repeats handle", "the same phone spelled twice")
+        {"handle": {"value": "+1.555.010.0099", "kind": "phoneNumber"}}], "people[1].handle: the same handle as people[0]", "the same phone spelled twice")
     k("people-same-email-case", "question.topic.communication.people", [
         {"handle": {"value": "Dad@Example.com", "kind": "emailAddress"}},
-        {"handle": {"value": " dad@example.COM ", "kind": "emailAddress"}}], "people[1].handle: repeats handle", "the same email with other case and spaces")
+        {"handle": {"value": " dad@example.COM ", "kind": "emailAddress"}}], "people[1].handle: the same handle as people[0]", "the same email with other case and spaces")
     k("action-unknown", "question.topic.communication.actions", ["message", "teleport"], ["actions[1]", "is not one of"], "action teleport")
     k("action-wrong-case", "question.topic.communication.actions", ["Message"], ["actions[0]", "is not one of"], "action Message")
     k("description-empty", "question.topic.significantAppUpdate.description", "", "description: must be 1 to 4096 bytes long, not 0", "an empty update description", template=update)
@@ -694,9 +694,9 @@ def asked_cases():
     k("default-choice-empty", "question.defaultChoice", "", "defaultChoice: \"\" is not one of the choices", "an empty defaultChoice")
     k("default-choice-wrong-case", "question.defaultChoice", "Decline", "defaultChoice: \"Decline\" is not one of the choices", "defaultChoice Decline (ids are case-sensitive)")
     k("default-choice-unknown-odd-choice-ids", "question.choices", [
-        {"id": "ok\nyes", "title": "Approve", "answer": "approval"},
-        {"id": "\u001b[2J", "title": "Decline", "answer": "denial"}] + [{"id": "x" * 5000, "title": "Decline", "answer": "denial"}],
-      "defaultChoice: \"decline\" is not one of the choices", "choice ids holding a newline, a terminal escape and 5000 bytes, which the message lists")
+        {"id": "ok\"yes", "title": "Approve", "answer": "approval"},
+        {"id": "back\\slash", "title": "Decline", "answer": "denial"}] + [{"id": "x" * 5000, "title": "Decline", "answer": "denial"}],
+      "defaultChoice: \"decline\" is not one of the choices", "choice ids holding a quote, a backslash and 5000 bytes, which the message lists")
     k("default-choice-unknown-2000-choices", "question.choices",
       [{"id": "approve-%d" % n, "title": "Approve", "answer": "approval"} for n in range(1999)] + [{"id": "decline", "title": "Decline", "answer": "denial"}],
       "defaultChoice: \"maybe\" is not one of the choices", "2000 choices, none of them the defaultChoice", template=lambda id: at(ask(id), "question.defaultChoice", "maybe"))
@@ -761,11 +761,11 @@ def followups_cases():
       context=[follow_up("question.sendCanceled", e("answer-after-in-file-cancel") + "-cancel", 1)])
     kind = g + "answer-unknown-choice-odd-choice-ids"
     asked = at(ask(eid(kind) + "-ask"), "question.choices", [
-        {"id": "ok\nyes", "title": "Approve", "answer": "approval"},
-        {"id": "no\u001b[2J", "title": "Decline", "answer": "denial"}])
+        {"id": "ok\"yes", "title": "Approve", "answer": "approval"},
+        {"id": "no\\[2J", "title": "Decline", "answer": "denial"}])
     asked = at(asked, "question.defaultChoice", DEL)
     k("answer-unknown-choice-odd-choice-ids", at(at(answer(eid(kind)), "questionId", asked["question"]["id"]), "choiceId", "maybe"),
-      "choice \"maybe\" is not one of question", "the question, asked on the line before, has choice ids holding a newline and a terminal escape, which the message lists",
+      "choice \"maybe\" is not one of question", "the question, asked on the line before, has choice ids holding a quote and a backslash, which the message lists",
       context=[asked])
     kind = g + "answer-in-file-question-unknown-choice"
     asked = ask(eid(kind) + "-ask")
@@ -794,6 +794,51 @@ def observed_permission_cases():
     case(g + "state-empty", at(perm(e("state-empty")), "state", ""), ["state:", "is not one of"], "an empty state")
     case(g + "unknown-cause", at(perm(e("unknown-cause")), "cause", "user"), ["cause:", "is not one of"], "cause user")
     case(g + "cause-wrong-case", at(perm(e("cause-wrong-case")), "cause", "Settings"), ["cause:", "is not one of"], "cause Settings")
+
+
+def text_cases():
+    """EVENTS.md "Text": identifiers hold no character of Cc, Cf, Zl or Zp; free text no control character
+    but tab and line feed. Messages name the character by its code point, never the value."""
+    g = "text/"
+    ident = "; identifiers may not hold control, format or separator characters"
+    free = "; text may not hold control characters other than tab and line feed"
+    H = "question.topic.communication.people.0.handle"
+    N = "question.topic.communication.people.0.name"
+
+    def k(name, template, path, value, expect, about):
+        kind = g + name
+        case(kind, at(template(eid(kind)), path, value), expect, about)
+
+    k("id-zero-width-space", perm, "id", "hx-zw\u200bid", "id: holds U+200B (a format character)" + ident, "a zero-width space in the event id")
+    k("subject-bidi-override", perm, "subject", "kid-\u202eava", "subject: holds U+202E (a format character)" + ident, "a right-to-left override in the subject")
+    k("subject-zero-width-joiner", perm, "subject", "kid\u200dava", "subject: holds U+200D (a format character)" + ident, "a zero-width joiner in the subject")
+    k("subject-byte-order-mark", perm, "subject", "\ufeffkid-ava", "subject: holds U+FEFF (a format character)" + ident, "a byte order mark before the subject")
+    k("subject-soft-hyphen", perm, "subject", "kid\u00adava", "subject: holds U+00AD (a format character)" + ident, "a soft hyphen in the subject")
+    k("subject-line-separator", perm, "subject", "kid\u2028ava", "subject: holds U+2028 (a line separator)" + ident, "U+2028 LINE SEPARATOR in the subject")
+    k("subject-paragraph-separator", perm, "subject", "kid\u2029ava", "subject: holds U+2029 (a paragraph separator)" + ident, "U+2029 PARAGRAPH SEPARATOR in the subject")
+    k("subject-tag-character", perm, "subject", "kid-ava\U000e0041", "subject: holds U+E0041 (a format character)" + ident, "a tag character (U+E0041) after the subject")
+    k("custom-handle-zero-width-space", ask, H, {"value": "orb\u200bit", "kind": "custom"},
+      "question.topic.communication.people[0].handle.value: holds U+200B (a format character)" + ident, "a zero-width space in a custom handle")
+    k("email-zero-width-space", ask, H, {"value": "a\u200b@x.org", "kind": "emailAddress"},
+      "people[0].handle.value: is not an email address: it holds U+200B (a format character)", "a zero-width space in an email address")
+    k("email-bidi-override", ask, H, {"value": "mom@\u202eexample.com", "kind": "emailAddress"},
+      "people[0].handle.value: is not an email address: it holds U+202E (a format character)", "a right-to-left override in an email's domain")
+    k("phone-zero-width-space", ask, H, {"value": "+1 555\u200b010 0099", "kind": "phoneNumber"},
+      "people[0].handle.value: is not a phone number: it holds U+200B (a format character)", "a zero-width space in a phone number")
+    k("checked-custom-bidi-override", observed, "checked.0.value", "orb\u202eit", "checked[0].value: holds U+202E (a format character)" + ident, "a right-to-left override in an observed custom handle")
+    k("choice-id-zero-width-space", ask, "question.choices.1.id", "approve\u200b", "question.choices[1].id: holds U+200B (a format character)" + ident, "a zero-width space after a choice id")
+    k("choice-id-newline", ask, "question.choices.0.id", "ok\nyes", "question.choices[0].id: holds U+000A (a control character)" + ident, "a newline in a choice id")
+    k("choice-id-escape", ask, "question.choices.2.id", "no\u001b[2J", "question.choices[2].id: holds U+001B (a control character)" + ident, "a terminal escape in a choice id")
+    k("choice-id-ref-zero-width-space", answer, "choiceId", "approve\u200b", "choiceId: holds U+200B (a format character)" + ident, "a zero-width space after the answer's choiceId")
+    k("given-name-escape", ask, N + ".givenName", "Sam\u001b[2J", "question.topic.communication.people[0].name.givenName: holds U+001B (a control character)" + free, "a terminal escape in a given name")
+    k("family-name-carriage-return", ask, N + ".familyName", "Lee\r", "people[0].name.familyName: holds U+000D (a control character)" + free, "a carriage return after a family name")
+    k("nickname-c1-control", ask, N + ".nickname", "\u009b31mSammy", "people[0].name.nickname: holds U+009B (a control character)" + free, "U+009B (CSI, a C1 control) in a nickname")
+    k("name-prefix-nul", ask, N + ".namePrefix", "Dr\u0000", "people[0].name.namePrefix: holds U+0000 (a control character)" + free, "\\u0000 in a name prefix")
+    k("title-bell", ask, "question.choices.1.title", "Approve\u0007", "question.choices[1].title: holds U+0007 (a control character)" + free, "a BEL in a choice's title")
+    k("title-del", ask, "question.choices.2.title", "Decline\u007f", "question.choices[2].title: holds U+007F (a control character)" + free, "DEL in a choice's title")
+    k("description-nul", update, "question.topic.significantAppUpdate.description", "Version\u00003", "significantAppUpdate.description: holds U+0000 (a control character)" + free, "\\u0000 in an update's description")
+    k("description-vertical-tab", update, "question.topic.significantAppUpdate.description", "Version 3\u000badds calls", "significantAppUpdate.description: holds U+000B (a control character)" + free, "a vertical tab in an update's description")
+    k("error-message-escape", fail, "error.message", "boom\u001b]0;owned\u0007", "error.message: holds U+001B (a control character)" + free, "a terminal title escape in an askFailed error's message")
 
 
 def chain_cases():
@@ -832,12 +877,12 @@ def chain_cases():
 
 
 GROUPS = ["syntax", "bytes", "types", "numbers", "fields", "times", "envelope", "handles", "asked", "followups",
-          "observed", "permission", "chain"]
+          "observed", "permission", "chain", "text"]
 
 
 def build():
     for make in [syntax_cases, bytes_cases, types_cases, numbers_cases, fields_cases, times_cases, envelope_cases,
-                 handles_cases, asked_cases, followups_cases, observed_permission_cases, chain_cases]:
+                 handles_cases, asked_cases, followups_cases, observed_permission_cases, chain_cases, text_cases]:
         make()
     kinds = [c[0] for c in CASES]
     assert len(kinds) == len(set(kinds)), "case kinds repeat"

@@ -92,7 +92,7 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
             }
             guard valid, (3...20).contains(digits) else {
                 throw PermissionModelError(
-                    "\(quoted(raw)) is not a phone number: expected an optional + then 3 to 20 digits (spaces, -, ., ( and ) are ignored)",
+                    "is not a phone number: \(Self.phoneNumberProblem(raw, digits: valid ? digits : nil)); expected an optional + then 3 to 20 digits (spaces, -, ., ( and ) are ignored)",
                     field: "value")
             }
             guard stripped else { return raw }
@@ -100,26 +100,43 @@ public struct CommunicationHandle: Hashable, Sendable, Comparable {
         case .emailAddress:
             var ats = 0
             var asciiLower = true
-            if raw.trimmingWhitespace().utf8.containsControlCharacter {
-                throw PermissionModelError("\(quoted(raw)) is not an email address: it contains a control character", field: "value")
-            }
             for byte in raw.utf8 {
                 if byte == 0x40 { ats += 1 }
-                if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) || byte <= 0x20 { asciiLower = false }
+                if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) || byte <= 0x20 || byte == 0x7F { asciiLower = false }
             }
             let trimmed = asciiLower ? raw : raw.trimmingWhitespace()
-            let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-            guard ats == 1, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-                  asciiLower || !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace }) else {
+            if !asciiLower, let scalar = firstCharacterForbiddenInIdentifiers(trimmed) {
                 throw PermissionModelError(
-                    "\(quoted(raw)) is not an email address: expected exactly one @ with text on both sides and no spaces",
+                    "is not an email address: it holds \(scalar.codePoint) (\(scalar.categoryPhrase)); an email address may not hold control, format or separator characters",
+                    field: "value")
+            }
+            let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+            let problem: String? =
+                if ats != 1 { ats == 0 ? "it has no @" : "it has \(ats) @ signs" }
+                else if parts[0].isEmpty { "it has nothing before the @" }
+                else if parts[1].isEmpty { "it has nothing after the @" }
+                else if !asciiLower && trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace }) { "it holds white space" }
+                else { nil }
+            if let problem {
+                throw PermissionModelError(
+                    "is not an email address: \(problem); expected exactly one @ with text on both sides and no white space",
                     field: "value")
             }
             return asciiLower ? raw : trimmed.lowercased()
         case .custom:
-            try validateText(raw, field: "value", maxBytes: 256)
+            try validateIdentifier(raw, field: "value", maxBytes: 256)
             return raw
         }
+    }
+
+    /// What makes `raw` no phone number, without repeating it: `digits` is `nil` when a character is not
+    /// allowed, else the number of digits.
+    private static func phoneNumberProblem(_ raw: String, digits: Int?) -> String {
+        if let digits { return digits == 1 ? "it has 1 digit" : "it has \(digits) digits" }
+        if let scalar = firstCharacterForbiddenInIdentifiers(raw) {
+            return "it holds \(scalar.codePoint) (\(scalar.categoryPhrase))"
+        }
+        return "it holds a character that is not a digit, a leading + or a separator"
     }
 }
 

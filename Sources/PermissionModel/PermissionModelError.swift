@@ -72,8 +72,94 @@ public func validateText(_ value: String, field: String, maxBytes: Int) throws(P
     }
 }
 
+/// Checks an identifier as EVENTS.md "Text" asks of new events: an event's `id` and `subject`, a `custom`
+/// handle's value, a choice's id, an erasure's reference. 1 to `maxBytes` bytes, and no character of Unicode's
+/// general categories Cc, Cf, Zl and Zp, so that two identifiers that look alike on a screen are alike in bytes.
+///
+/// The message names the offending character by its code point, never the value: some identifiers are personal.
+package func validateIdentifier(_ value: String, field: String, maxBytes: Int = .max) throws(PermissionModelError) {
+    let count = value.utf8.count
+    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
+    guard count <= maxBytes else {
+        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field)
+    }
+    if let scalar = firstCharacterForbiddenInIdentifiers(value) {
+        throw PermissionModelError(
+            "holds \(scalar.codePoint) (\(scalar.categoryPhrase)); identifiers may not hold control, format or separator characters",
+            field: field)
+    }
+}
+
+/// Checks free text as EVENTS.md "Text" asks of new events (names, choice titles, a description, an error's
+/// message): any character but C0 controls other than tab and line feed, DEL and C1 controls.
+///
+/// The message names the offending character by its code point, never the text: free text is personal.
+package func validateFreeText(_ value: String, field: String) throws(PermissionModelError) {
+    if let scalar = firstCharacterForbiddenInFreeText(value) {
+        throw PermissionModelError(
+            "holds \(scalar.codePoint) (\(scalar.categoryPhrase)); text may not hold control characters other than tab and line feed",
+            field: field)
+    }
+}
+
+/// The first character of `value` of the general categories Cc, Cf, Zl or Zp, if any.
+package func firstCharacterForbiddenInIdentifiers(_ value: String) -> Unicode.Scalar? {
+    // ASCII text, by far the most common, needs no decoding: its only such characters are C0 controls and DEL.
+    let ascii = value.utf8.withContiguousStorageIfAvailable { bytes in
+        bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+    if ascii == true { return nil }
+    return value.unicodeScalars.first { $0.isForbiddenInIdentifiers }
+}
+
+/// The first C0 control other than tab and line feed, DEL or C1 control in `value`, if any.
+package func firstCharacterForbiddenInFreeText(_ value: String) -> Unicode.Scalar? {
+    // By a byte scan first: every such character is one byte, or two (C2 80 to C2 9F).
+    let clean = value.utf8.withContiguousStorageIfAvailable { bytes in
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if (byte < 0x20 && byte != 0x09 && byte != 0x0A) || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) {
+                return false
+            }
+            previous = byte
+        }
+        return true
+    }
+    if clean == true { return nil }
+    return value.unicodeScalars.first { $0.isForbiddenInFreeText }
+}
+
 extension Unicode.Scalar {
     var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
+
+    /// Of Unicode's general categories Cc, Cf, Zl or Zp: what identifiers may not hold.
+    var isForbiddenInIdentifiers: Bool {
+        if value < 0x7F { return value < 0x20 }
+        switch properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+    }
+
+    /// A C0 control other than tab and line feed, DEL or a C1 control: what free text may not hold.
+    var isForbiddenInFreeText: Bool { isControl && value != 0x09 && value != 0x0A }
+
+    /// `U+200B`: the scalar's code point as messages name it, at least four uppercase hex digits.
+    var codePoint: String {
+        let hex = String(value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
+    /// What kind of character the scalar is, for a message: `a format character`.
+    var categoryPhrase: String {
+        switch properties.generalCategory {
+        case .control: "a control character"
+        case .format: "a format character"
+        case .lineSeparator: "a line separator"
+        case .paragraphSeparator: "a paragraph separator"
+        default: "a character that is not allowed here"
+        }
+    }
 }
 
 extension String.UTF8View {

@@ -21,11 +21,13 @@ public struct PermissionChoice: Hashable, Sendable, Identifiable {
 
     /// Validates a choice.
     ///
-    /// - Throws: ``PermissionModelError`` for an empty id or title, or a `grantSeconds` that is not positive
-    ///   or is given on a denial.
+    /// - Throws: ``PermissionModelError`` for an empty id or title, an id holding a control, format or
+    ///   separator character, a title holding a control character other than tab and line feed (EVENTS.md
+    ///   "Text"), or a `grantSeconds` that is not positive or is given on a denial.
     public init(id: String, title: String, answer: Answer, grantSeconds: Int64? = nil) throws(PermissionModelError) {
-        guard !id.isEmpty else { throw PermissionModelError("must not be empty", field: "id") }
+        try validateIdentifier(id, field: "id")
         guard !title.isEmpty else { throw PermissionModelError("must not be empty", field: "title") }
+        try validateFreeText(title, field: "title")
         if let grantSeconds {
             guard answer == .approval else {
                 throw PermissionModelError("is allowed on approvals only", field: "grantSeconds")

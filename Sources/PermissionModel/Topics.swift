@@ -62,11 +62,13 @@ public struct CommunicationTopic: Hashable, Sendable {
         guard !personInformation.isEmpty else {
             throw PermissionModelError("must name at least one person", field: "people")
         }
-        var seen = Set<CommunicationHandle>()
-        for (index, person) in personInformation.enumerated() where !seen.insert(person.handle).inserted {
-            throw PermissionModelError(
-                "repeats handle \(quoted(person.handle.value)) (\(person.handle.kind.rawValue)) of an earlier person",
-                field: "people[\(index)].handle")
+        // The message names the earlier person by position, not by the handle's value, which is personal.
+        var seen: [CommunicationHandle: Int] = [:]
+        for (index, person) in personInformation.enumerated() {
+            if let earlier = seen[person.handle] {
+                throw PermissionModelError("the same handle as people[\(earlier)]", field: "people[\(index)].handle")
+            }
+            seen[person.handle] = index
         }
         self.personInformation = personInformation
         self.actions = actions
@@ -92,12 +94,14 @@ public struct SignificantAppUpdateTopic: Hashable, Sendable {
 
     /// Validates an update topic.
     ///
-    /// - Throws: ``PermissionModelError`` when the description is empty or longer than 4096 bytes.
+    /// - Throws: ``PermissionModelError`` when the description is empty, longer than 4096 bytes, or holds a
+    ///   control character other than tab and line feed.
     public init(description: String) throws(PermissionModelError) {
         let count = description.utf8.count
         guard (1...4096).contains(count) else {
             throw PermissionModelError("must be 1 to 4096 bytes long, not \(count)", field: "description")
         }
+        try validateFreeText(description, field: "description")
         self.description = description
     }
 

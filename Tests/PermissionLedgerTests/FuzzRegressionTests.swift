@@ -156,7 +156,7 @@ import Testing
         ("a code point past U+10FFFF in a string", Array(#"{"type":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8), "not valid UTF-8"),
         ("a cut UTF-8 sequence in a string", Array(#"{"type":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8), "not valid UTF-8"),
         ("a UTF-8 byte outside a string", Array(#"{"type":1"#.utf8) + [0xE9] + Array("}".utf8), "found byte 0xE9"),
-        ("a NUL escape in the id", Array(#"{"type":"permission.changed","id":"\u0000","subject":"s","occurredAt":"2026-11-20T09:00:00Z","permission":"camera","state":"denied"}"#.utf8), "id: contains a control character"),
+        ("a NUL escape in the id", Array(#"{"type":"permission.changed","id":"\u0000","subject":"s","occurredAt":"2026-11-20T09:00:00Z","permission":"camera","state":"denied"}"#.utf8), "id: holds U+0000 (a control character)"),
         ("an unescaped tab in a string", Array(#"{"type":"a"#.utf8) + [0x09] + Array(#"b"}"#.utf8), "must be escaped"),
         ("a line one byte too long", Array(repeating: UInt8(ascii: " "), count: EventJSON.maxLineBytes + 1), "at most 1048576"),
         ("the longest line, all blank", Array(repeating: UInt8(ascii: " "), count: EventJSON.maxLineBytes), "blank"),

@@ -67,9 +67,9 @@ public enum EventJSON {
         let type = try fields.enumeration("type", EventType.self)
         try fields.rejectUnknown(allowed: envelope.union(payloadFields[type]!))
         let id = try fields.string("id")
-        try validateText(id, field: "id", maxBytes: 128)
+        try validateIdentifier(id, field: "id", maxBytes: 128)
         let subject = try fields.string("subject")
-        try validateText(subject, field: "subject", maxBytes: 256)
+        try validateIdentifier(subject, field: "subject", maxBytes: 256)
         let occurredAt = try fields.time("occurredAt")
         let recordedAt = try fields.optionalTime("recordedAt")
         var seq: UInt64?
@@ -99,11 +99,12 @@ public enum EventJSON {
             try error.rejectUnknown(allowed: ["code", "message"])
             let code = try error.enumeration("code", AskError.Code.self)
             let message = try error.optionalString("message")
+            if let message { try validateFreeText(message, field: error.path + "message") }
             payload = .questionAskFailed(questionID: questionID, error: AskError(code: code, message: message))
         case .questionAnswered:
             let questionID = try fields.uuid("questionId")
             let choiceID = try fields.string("choiceId")
-            guard !choiceID.isEmpty else { throw PermissionModelError("must not be empty", field: "choiceId") }
+            try validateIdentifier(choiceID, field: "choiceId")
             let via = try fields.optionalEnumeration("via", AnswerVia.self) ?? .messages
             payload = .questionAnswered(questionID: questionID, choiceID: choiceID, via: via)
         case .handlesObserved:
@@ -196,6 +197,10 @@ public enum EventJSON {
             components.familyName = try nameFields.optionalString("familyName")
             components.nameSuffix = try nameFields.optionalString("nameSuffix")
             components.nickname = try nameFields.optionalString("nickname")
+            for (key, value) in zip(keys, [components.namePrefix, components.givenName, components.middleName,
+                                           components.familyName, components.nameSuffix, components.nickname]) {
+                if let value { try validateFreeText(value, field: nameFields.path + key) }
+            }
             name = components
         }
         return PersonInformation(handle: handle, nameComponents: name)

@@ -102,7 +102,7 @@ extension PermissionEvent.Payload {
         let checkedSet = Set(checked)
         for (index, handle) in known.enumerated() where !checkedSet.contains(handle) {
             throw PermissionModelError(
-                "\(quoted(handle.value)) (\(handle.kind.rawValue)) is not among the checked handles; known must be a subset of checked",
+                "this \(handle.kind.rawValue) handle is not among the checked handles; known must be a subset of checked",
                 field: "known[\(index)]")
         }
         func folded(_ handles: [CommunicationHandle]) -> [CommunicationHandle] {

@@ -38,7 +38,7 @@ import PermissionModel
         let type = input.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
         // Events made in Swift meet the same rules as those read from JSON Lines.
-        try Self.checkShape(&input, reject: reject)
+        try Self.checkShape(&input, appending: storedRecord == nil, reject: reject)
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)
@@ -164,11 +164,17 @@ import PermissionModel
 
     /// The rules of the JSON form that a value made in Swift could break, and the same normalization
     /// (duplicate handles in an observation folded), so that what is stored always exports and re-imports.
-    static func checkShape(_ event: inout PermissionEvent, reject: (String) -> EventRejection) throws {
+    /// `appending` is `false` when the event is replayed from the log: the text rules of EVENTS.md "Text"
+    /// apply to events appended from now on, and stored events are read as they were accepted.
+    static func checkShape(_ event: inout PermissionEvent, appending: Bool, reject: (String) -> EventRejection) throws {
         // Field by field, not over an array of them: this runs for every event appended or replayed.
         do {
-            try validateText(event.id, field: "id", maxBytes: 128)
-            try validateText(event.subject, field: "subject", maxBytes: 256)
+            if appending {
+                try event.checkText()
+            } else {
+                try validateText(event.id, field: "id", maxBytes: 128)
+                try validateText(event.subject, field: "subject", maxBytes: 256)
+            }
         } catch {
             throw reject(error.description)
         }
