@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import PermissionLedger
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent, compacted copy of the ledger into a new directory, and verify it.",
+        discussion: """
+        The copy is one snapshot of the ledger, taken while other processes read and append, without the \
+        pages LMDB has freed. It is written beside DIR under a temporary name, verified as verify does, and \
+        only then renamed to DIR, so DIR never holds a partial copy; the ledger itself is only read. DIR \
+        must not exist (exit 2); it is made mode 0700, its data file 0600. The copy is itself a ledger: \
+        to restore, use it as --ledger. Prints the copy's head seq and hash. A copy that cannot be written \
+        (a full disk, an I/O error) exits 6 and leaves nothing behind.
+
+        Example:
+          permission-ledger backup --ledger family.ledger --out family.ledger.2026-11-20
+        """)
+
+    /// CLI.md's exit code for output that could not be written.
+    static let outputFailed = ExitCode(6)
+
+    @OptionGroup var ledger: LedgerOption
+    @Option(help: ArgumentHelp("The backup's directory, which must not exist.", valueName: "DIR"))
+    var out: String
+    @OptionGroup var format: FormatOption
+
+    func validate() throws {
+        guard !out.isEmpty else { throw ValidationError("--out needs a directory") }
+    }
+
+    func run() throws {
+        var status = stat()
+        if lstat(out, &status) == 0 {
+            throw ToolFailure(.usage, "usage: --out \(out): already exists; a backup is written into a new directory")
+        }
+        let opened = try ledger.openForReading()
+        let head: LogHead
+        do {
+            head = try opened.backup(to: out)
+        } catch {
+            // The ledger opened: a storage failure now is the copy's (CLI.md: exit 6, one line).
+            guard error.kind == .storage else { throw ToolFailure(error) }
+            printError(error.description)
+            throw Self.outputFailed
+        }
+        switch format.resolved {
+        case .json:
+            writeOut(#"{"out":\#(jsonString(out)),"seq":\#(head.seq),"head":"\#(head.hash)","verified":true}"#)
+        case .csv:
+            var table = Table("out", "seq", "head", "verified")
+            table.add(out, String(head.seq), "\(head.hash)", "true")
+            writeOut(table.csv(), terminator: "")
+        case .table:
+            writeOut("backup: \(head.seq) events, head seq \(head.seq), hash \(head.hash), verified")
+        }
+    }
+}
