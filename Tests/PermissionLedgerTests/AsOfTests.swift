@@ -1,17 +1,22 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
 @Suite struct AsOfTests {
-    /// Five permission changes for kid-ava's camera; events 2, 3 and 4 share a recordedAt.
-    static let lines = [
-        JSONLine.permission("p1", "camera", "notDetermined", at: "09:00:00", recorded: "09:00:01"),
-        JSONLine.permission("p2", "camera", "askAgain", at: "09:10:00", recorded: "09:10:01"),
-        JSONLine.permission("p3", "camera", "authorized", at: "09:10:00", recorded: "09:10:01"),
-        JSONLine.permission("p4", "microphone", "denied", at: "09:10:00", recorded: "09:10:01"),
-        JSONLine.permission("p5", "camera", "denied", at: "09:20:00", recorded: "09:20:01"),
-    ]
+    /// Five permission changes of kid-ava, four of the camera; events 2, 3 and 4 share a recordedAt (09:10:01).
+    static func events() throws -> [PermissionEvent] {
+        var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
+        s.permission(.camera, .notDetermined)
+        s.advance(by: .seconds(600))
+        s.permission(.camera, .askAgain)
+        s.permission(.camera, .authorized)
+        s.permission(.microphone, .denied)
+        s.advance(by: .seconds(600))
+        s.permission(.camera, .denied)
+        return s.events
+    }
     static let states: [SystemPermission.State?] = [nil, .notDetermined, .askAgain, .authorized, .authorized, .denied]
 
     static func cameraState(_ ledger: Ledger, _ asOf: AsOf) throws -> SystemPermission.State? {
@@ -20,7 +25,7 @@ import Testing
 
     static func withScenario(_ body: (Ledger) async throws -> Void) async throws {
         try await withLedger { ledger async throws in
-            _ = try await ledger.append(try lines.map { try decodeEvent($0) })
+            _ = try await ledger.append(try events())
             try await body(ledger)
         }
     }
@@ -32,7 +37,7 @@ import Testing
             let point = try ledger.read(asOf: .seq(UInt64(n))) { $0.point }
             #expect(point.seq == UInt64(n))
             if n > 0 {
-                #expect(point.time == (try decodeEvent(Self.lines[n - 1]).recordedAt), "the clock is event N's recordedAt")
+                #expect(point.time == (try Self.events()[n - 1].recordedAt), "the clock is event N's recordedAt")
             }
             #expect(try ledger.read(asOf: .seq(UInt64(n))) { $0.head.seq } == 5, "the head does not depend on the point")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -18,32 +19,41 @@ import Testing
 
     @Test func theDigestChangesWithTheState() async throws {
         try await withLedger { ledger async throws in
-            let empty = try ledger.digest()
-            try await ledger.append(json: JSONLine.asked("e1", question: QID.q1, at: "09:00:00", recorded: "09:00:01"))
-            let asked = try ledger.digest()
-            try await ledger.append(json: JSONLine.answered("e2", question: QID.q1, choice: "approve", at: "09:05:00", recorded: "09:05:01"))
-            let answered = try ledger.digest()
-            try await ledger.append(json: JSONLine.permission("p1", "camera", "askAgain", at: "09:06:00", recorded: "09:06:01"))
-            let permission = try ledger.digest()
-            try await ledger.append(json: JSONLine.permission("p2", "camera", "authorized", at: "09:07:00", recorded: "09:07:01"))
-            let changed = try ledger.digest()
-            try await ledger.append(json: JSONLine.observed("o1", checked: [("dragonslayer42", "custom")], known: [], at: "09:08:00", recorded: "09:08:01"))
-            let revoked = try ledger.digest()
-            let all = [empty, asked, answered, permission, changed, revoked]
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
+            let q = try s.asked(about: [.custom("dragonslayer42")])
+            s.advance(by: .seconds(300))
+            s.answered(q, choice: "approve")
+            s.advance(by: .seconds(60))
+            s.permission(.camera, .askAgain)
+            s.advance(by: .seconds(60))
+            s.permission(.camera, .authorized)
+            s.advance(by: .seconds(60))
+            try s.observed(checked: [.custom("dragonslayer42")], known: [])  // revokes the approval's handle
+            // The digest after each event: empty, asked, answered, permission, changed, revoked.
+            var all = [try ledger.digest()]
+            for event in s.events {
+                try await ledger.append([event])
+                all.append(try ledger.digest())
+            }
             #expect(Set(all).count == all.count, "every event changed the state")
             // Earlier points keep their digests.
-            #expect(try ledger.digest(asOf: .seq(0)) == empty)
-            #expect(try ledger.digest(asOf: .seq(2)) == answered)
-            #expect(try ledger.digest(asOf: .seq(4)) == changed)
+            #expect(try ledger.digest(asOf: .seq(0)) == all[0])
+            #expect(try ledger.digest(asOf: .seq(2)) == all[2])
+            #expect(try ledger.digest(asOf: .seq(4)) == all[4])
             // A duplicate changes nothing.
-            try await ledger.append(json: JSONLine.answered("e3", question: QID.q1, choice: "approve", at: "09:09:00", recorded: "09:09:01"))
-            #expect(try ledger.digest() == revoked)
+            s.advance(by: .seconds(60))
+            s.answered(q, choice: "approve")
+            let duplicate = try await ledger.append(Array(s.events.suffix(1)))
+            #expect(duplicate.duplicates == 1)
+            #expect(try ledger.digest() == all[5])
         }
     }
 
     @Test func theDigestFollowsTheClockAtAPoint() async throws {
         try await withLedger { ledger async throws in
-            try await ledger.append(json: JSONLine.asked("e1", question: QID.q1, at: "09:00:00", recorded: "09:00:01", expiresAt: "09:30:00"))
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
+            try s.asked(about: [.custom("dragonslayer42")], expiresIn: .seconds(1800))  // expiresAt 09:30:00
+            try await ledger.append(s.events)
             let before = try ledger.digest(asOf: .time(try time("2026-11-20T09:29:59Z")))
             let after = try ledger.digest(asOf: .time(try time("2026-11-20T09:30:00Z")))
             #expect(before != after, "the question expired by the clock")
@@ -56,7 +66,7 @@ import Testing
         try await withTemporaryDirectory { directory async throws in
             let a = try Ledger(path: directory + "/a", options: .init(durable: false, clock: { Timestamp(microseconds: 0) }))
             let b = try Ledger(path: directory + "/b", options: .init(durable: false, clock: { Timestamp(microseconds: .max / 2) }))
-            let events = try Fixtures.events("family-day.jsonl")
+            let events = try Fixtures.fixture("family-day.jsonl").events
             _ = try await a.append(events)
             // b in uneven batches.
             var rest = events[...]

@@ -181,17 +181,23 @@ import Testing
 
     @Test func aDenialChangesNothing() async throws {
         try await withLedger { ledger async throws in
-            try await ledger.append(json:
-                JSONLine.asked("e1", question: Self.q1, at: "09:00:00", recorded: "09:00:01"),
-                JSONLine.answered("e2", question: Self.q1, choice: "decline", at: "09:05:00", recorded: "09:05:01"))
+            // A question about dragonslayer42 every ten minutes from 09:00, each answered five minutes later.
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
+            @discardableResult func askAndAnswer(_ choice: String) throws -> UUID {
+                let question = try s.asked(about: [Self.alex])
+                s.advance(by: .seconds(300))
+                s.answered(question, choice: choice)
+                s.advance(by: .seconds(300))
+                return question
+            }
+            try askAndAnswer("decline")
+            _ = try await ledger.append(s.events)
             #expect(try Self.known(ledger).isEmpty, "declined: never known")
-            try await ledger.append(json:
-                JSONLine.asked("e3", question: Self.q2, at: "09:10:00", recorded: "09:10:01"),
-                JSONLine.answered("e4", question: Self.q2, choice: "approve", at: "09:15:00", recorded: "09:15:01"),
-                JSONLine.asked("e5", question: Self.q3, at: "09:20:00", recorded: "09:20:01"),
-                JSONLine.answered("e6", question: Self.q3, choice: "decline", at: "09:25:00", recorded: "09:25:01"))
+            let approved = try askAndAnswer("approve")  // answered at 09:15
+            try askAndAnswer("decline")
+            _ = try await ledger.append(Array(s.events.dropFirst(2)))
             let known = try Self.known(ledger)
-            #expect(known == [KnownGrant(handle: Self.alex, since: try time("2026-11-20T09:15:00Z"), until: nil, source: .question(QID.uuid(Self.q2)))])
+            #expect(known == [KnownGrant(handle: Self.alex, since: try time("2026-11-20T09:15:00Z"), until: nil, source: .question(approved))])
         }
     }
 
@@ -360,11 +366,13 @@ import Testing
 
     @Test func anUpdateQuestionMakesNoHandleKnown() async throws {
         try await withLedger { ledger async throws in
-            try await ledger.append(json:
-                JSONLine.asked("e1", question: Self.q1, at: "09:00:00", recorded: "09:00:01", people: []),
-                JSONLine.answered("e2", question: Self.q1, choice: "approve", at: "09:05:00", recorded: "09:05:01"))
-            #expect(try Self.question(ledger, Self.q1)?.state == .approved)
-            #expect(try Self.question(ledger, Self.q1)?.question.topic.name == "significantAppUpdate")
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
+            let update = try s.asked(appUpdate: "Version 5 adds chat.")
+            s.advance(by: .seconds(300))
+            s.answered(update, choice: "approve")
+            _ = try await ledger.append(s.events)
+            #expect(try ledger.read { try $0.question(update) }?.state == .approved)
+            #expect(try ledger.read { try $0.question(update) }?.question.topic.name == "significantAppUpdate")
             #expect(try Self.known(ledger).isEmpty)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -37,9 +38,11 @@ import Testing
 
     @Test func permissionsResultWithAndWithoutRequire() async throws {
         try await withLedger { ledger async throws in
-            try await ledger.append(json:
-                JSONLine.permission("p1", "microphone", "authorized", cause: "systemPrompt", at: "08:10:00", recorded: "08:10:01"),
-                JSONLine.permission("p2", "camera", "askAgain", at: "08:20:00", recorded: "08:20:01"))
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T08:10:00Z"))
+            s.permission(.microphone, .authorized, cause: .systemPrompt)
+            s.advance(by: .seconds(600))
+            s.permission(.camera, .askAgain)
+            try await ledger.append(s.events)
             let (permissions, point) = try ledger.read(asOf: .seq(2)) { (try $0.permissions(subject: "kid-ava"), $0.point) }
             let body = #"{"asOf":{"seq":2,"time":"2026-11-20T08:20:01Z"},"subject":"kid-ava","permissions":[{"permission":"camera","state":"askAgain","since":"2026-11-20T08:20:00Z","canPrompt":true,"cause":null},{"permission":"microphone","state":"authorized","since":"2026-11-20T08:10:00Z","canPrompt":false,"cause":"systemPrompt"}]"#
             #expect(QueryJSON.permissionsResult(permissions, subject: "kid-ava", at: point, require: nil) == body + "}")

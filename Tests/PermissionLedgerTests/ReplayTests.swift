@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -38,7 +39,7 @@ import Testing
         try await withTwoLedgers { a, b async throws in
             try await a.importFixture(name)
             // The second ledger takes the events one at a time.
-            for event in try Fixtures.events(name) { _ = try await b.append([event]) }
+            for event in try Fixtures.fixture(name).events { _ = try await b.append([event]) }
             #expect(try a.head() == b.head())
             #expect(try a.digest() == b.digest())
             #expect(try a.exportText() == b.exportText())
@@ -50,7 +51,7 @@ import Testing
         try await withTwoLedgers { original, copy async throws in
             try await original.importFixture(name)
             let export = try original.exportText()
-            let events = try Fixtures.lines(of: Array(export.utf8)).compactMap { try EventJSON.decode(line: $0.bytes) }
+            let events = try Fixture(jsonLines: export, name: "export").events
             #expect(events.allSatisfy { $0.seq != nil && $0.hash != nil && $0.recordedAt != nil })
             let summary = try await copy.append(events)
             #expect(summary.appended == events.count, "seq and hash check themselves")
@@ -137,10 +138,19 @@ import Testing
 
     @Test func theChainHashDependsOnEveryEventBefore() async throws {
         // The same last event after different histories gets different hashes.
-        let last = JSONLine.permission("p9", "camera", "denied", at: "10:00:00", recorded: "10:00:01")
+        func history(firstRecordedAfter delay: Duration) throws -> [PermissionEvent] {
+            var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"), recordingDelay: delay)
+            s.permission(.camera, .askAgain)
+            s.recordingDelay = .seconds(1)
+            s.advance(by: .seconds(3600))
+            s.permission(.camera, .denied)
+            return s.events
+        }
+        let (first, second) = (try history(firstRecordedAfter: .seconds(1)), try history(firstRecordedAfter: .seconds(2)))
+        #expect(first.last == second.last)
         try await withTwoLedgers { a, b async throws in
-            try await a.append(json: JSONLine.permission("p1", "camera", "askAgain", at: "09:00:00", recorded: "09:00:01"), last)
-            try await b.append(json: JSONLine.permission("p1", "camera", "askAgain", at: "09:00:00", recorded: "09:00:02"), last)
+            _ = try await a.append(first)
+            _ = try await b.append(second)
             #expect(try a.head().seq == b.head().seq)
             #expect(try a.head().hash != b.head().hash)
         }
