@@ -27,8 +27,8 @@ enum CheckingProcess {
     enum Outcome {
         /// The check ran to the end: intact, or damaged at `damagedSeq`.
         case report(events: UInt64, head: String, damagedSeq: UInt64?, problem: String?)
-        /// The ledger could not be checked: a ``LedgerError``'s kind, message and `seq`.
-        case failure(kind: LedgerError.Kind, message: String, seq: UInt64?)
+        /// The ledger could not be checked: a ``LedgerError``'s kind, message, `seq` and remedy.
+        case failure(kind: LedgerError.Kind, message: String, seq: UInt64?, remedy: LedgerError.Remedy? = nil)
     }
 
     /// The hidden option that makes `verify` the child.
@@ -79,6 +79,12 @@ enum CheckingProcess {
             ]
         } catch {
             line = ["failure": name(of: error.kind), "message": error.message, "seq": error.seq.map { NSNumber(value: $0) } ?? NSNull()]
+            if let remedy = error.remedy {
+                switch remedy {
+                case .verify(let path): line["verify"] = path
+                case .rebuildProjections(let path): line["rebuildProjections"] = path
+                }
+            }
         }
         var data = (try? JSONSerialization.data(withJSONObject: line, options: [.withoutEscapingSlashes])) ?? Data()
         data.append(0x0A)
@@ -354,7 +360,11 @@ enum CheckingProcess {
             else { return nil }
             func number(_ key: String) -> UInt64? { (object[key] as? NSNumber)?.uint64Value }
             if let failure = object["failure"] as? String, let kind = CheckingProcess.kind(named: failure) {
-                return .failure(kind: kind, message: object["message"] as? String ?? "", seq: number("seq"))
+                let remedy: LedgerError.Remedy? =
+                    if let path = object["verify"] as? String { .verify(path: path) }
+                    else if let path = object["rebuildProjections"] as? String { .rebuildProjections(path: path) }
+                    else { nil }
+                return .failure(kind: kind, message: object["message"] as? String ?? "", seq: number("seq"), remedy: remedy)
             }
             guard let events = number("events"), let head = object["head"] as? String else { return nil }
             return .report(events: events, head: head, damagedSeq: number("damagedSeq"), problem: object["problem"] as? String)

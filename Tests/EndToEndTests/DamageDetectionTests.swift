@@ -149,7 +149,11 @@ struct DamageDetectionTests {
                 (projections, 0, 4, "seq 1: the meta table holds format=1 projections=0"),
                 (projections, 12, 4, "seq 1: the meta table holds format=1 projections=12"),
                 // A version this build knows as older: an older ledger whose rows happen to be this build's.
-                (projections, 3, 3, "\(sandbox.path("meta-3")): the ledger's indexes were made by an older PermissionLedger"),
+                // The engine's remedy, worded as the tool's command.
+                (projections, 3, 3, """
+                    \(sandbox.path("meta-3")): the ledger's indexes were made by an older PermissionLedger; rebuild them \
+                    once with 'permission-ledger rebuild --ledger \(sandbox.path("meta-3"))' (the log itself is unchanged)
+                    """),
             ] {
                 var damaged = file
                 damaged.bytes[node.dataOffset] = UInt8(value)

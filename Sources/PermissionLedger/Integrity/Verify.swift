@@ -148,10 +148,9 @@ extension Ledger {
 
     /// A ledger whose derived tables an older PermissionLedger made, as `Ledger.init` says it.
     static func olderIndexes(path: String) -> LedgerError {
-        LedgerError(.notALedger, """
-            \(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with \
-            'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)
-            """)
+        LedgerError(
+            .notALedger, "\(path): the ledger's indexes were made by an older PermissionLedger",
+            remedy: .rebuildProjections(path: path))
     }
 
     /// Whether the commit LMDB would show holds fewer events than the other meta page's: the log only grows,

@@ -136,10 +136,7 @@ public final class Ledger: Sendable {
                 let meta = try environment.openDatabase("meta", create: false)
                 try Self.checkFormat(environment, meta: meta, path: path)
                 if try Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion {
-                    throw LedgerError(.notALedger, """
-                        \(path): the ledger's indexes were made by an older PermissionLedger; rebuild them once with \
-                        'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)
-                        """)
+                    throw Self.olderIndexes(path: path)
                 }
             } else {
                 let meta = try environment.openDatabase("meta", create: true)

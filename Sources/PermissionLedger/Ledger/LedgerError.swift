@@ -19,22 +19,54 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound
     }
 
+    /// What the reader of an error can do about it, as a value: the engine's ``description`` words it in
+    /// terms of this API, and a program built on the engine (the command-line tool) in its own terms.
+    public enum Remedy: Hashable, Sendable, CustomStringConvertible {
+        /// Check the whole ledger at `path` with ``Ledger/verify(path:progress:)``: the disk failed a read or
+        /// a write, and only a full check tells whether what is stored is intact.
+        case verify(path: String)
+        /// Rebuild the derived tables of the ledger at `path` from its log with
+        /// ``Ledger/rebuildProjections(path:)``: an older PermissionLedger made them. The log is unchanged.
+        case rebuildProjections(path: String)
+
+        /// The remedy in terms of this API.
+        public var description: String {
+            switch self {
+            case .verify: "check the ledger with Ledger.verify(path:)"
+            case .rebuildProjections:
+                "rebuild them once with Ledger.rebuildProjections(path:) (the log itself is unchanged)"
+            }
+        }
+    }
+
     /// What kind of failure it is.
     public var kind: Kind
-    /// What went wrong, in plain words, often starting with the ledger's path.
+    /// What went wrong, in plain words, often starting with the ledger's path; the ``remedy`` is not part of it.
     public var message: String
     /// The stored event the problem is at, when known.
     public var seq: UInt64?
+    /// What to do about it, when there is something beyond fixing what the message names.
+    public var remedy: Remedy?
 
-    /// Creates an error of `kind` with `message`, at the stored event `seq` when there is one.
-    public init(_ kind: Kind, _ message: String, seq: UInt64? = nil) {
+    /// Creates an error of `kind` with `message`, at the stored event `seq` when there is one, and the
+    /// `remedy` to offer when there is one.
+    public init(_ kind: Kind, _ message: String, seq: UInt64? = nil, remedy: Remedy? = nil) {
         self.kind = kind
         self.message = message
         self.seq = seq
+        self.remedy = remedy
     }
 
-    /// The message, preceded by `seq N: ` when the error is at a stored event.
-    public var description: String { seq.map { "seq \($0): \(message)" } ?? message }
+    /// The message, preceded by `seq N: ` when the error is at a stored event and followed by the remedy
+    /// when there is one.
+    public var description: String { described(remedy: remedy?.description) }
+
+    /// The message, preceded by `seq N: ` when the error is at a stored event and followed by `remedy`, the
+    /// ``remedy`` in the words of the program that reports the error (`nil` for none).
+    public func described(remedy: String?) -> String {
+        let text = remedy.map { "\(message); \($0)" } ?? message
+        return seq.map { "seq \($0): \(text)" } ?? text
+    }
 
     static func storage(_ error: any Error, path: String) -> LedgerError {
         if let e = error as? LedgerError { return e }
@@ -50,7 +82,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalid, .versionMismatch, .incompatible: return LedgerError(.notALedger, "\(path): not a ledger (\(e))")
         case .corrupted, .panic, .pageNotFound: return LedgerError(.damaged, "\(path): the ledger's data file is damaged (\(e))")
         case .noSpace, .quotaExceeded, .fileTooLarge, .ioError:
-            return LedgerError(.storage, "\(path): \(writeFailure(e, path: path))")
+            let (why, remedy) = writeFailure(e, path: path)
+            return LedgerError(.storage, "\(path): \(why)", remedy: remedy)
         case .accessDenied: return LedgerError(.storage, "\(path): permission denied")
         default: return LedgerError(.storage, "\(path): \(e)")
         }
@@ -59,23 +92,24 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Why a read or write of the data file failed, in plain words. LMDB reports a write that stopped short
     /// (the disk filled up, or the process reached its file size limit) as an I/O error, so the free space
     /// and the limit are looked at here. A failed commit stores nothing: what was stored before is intact.
-    static func writeFailure(_ error: LMDBError, path: String) -> String {
+    /// When the disk itself failed, the remedy is a full check.
+    static func writeFailure(_ error: LMDBError, path: String) -> (why: String, remedy: Remedy?) {
         let intact = "the write failed, and what the ledger held before is intact"
         let sizeLimit = fileSizeLimit()
         var file = stat()
         let size = stat(path + "/data.mdb", &file) == 0 ? Int(file.st_size) : 0
         if error == .fileTooLarge || sizeLimit.map({ size + (4 << 20) >= $0 }) == true {
             let limit = sizeLimit.map { ": \($0) bytes" } ?? ""
-            return "the data file reached this process's file size limit (ulimit -f\(limit)); \(intact)"
+            return ("the data file reached this process's file size limit (ulimit -f\(limit)); \(intact)", nil)
         }
-        if error == .quotaExceeded { return "the disk quota is used up; \(intact)" }
+        if error == .quotaExceeded { return ("the disk quota is used up; \(intact)", nil) }
         var stats = statvfs()
         let free = statvfs(path, &stats) == 0 ? Int(stats.f_bavail) * Int(stats.f_frsize) : nil
         if error == .noSpace || free.map({ $0 < 4 << 20 }) == true {
             let shown = free.map { " (\($0 / 1024) KiB free)" } ?? ""
-            return "no space left on the device\(shown); \(intact)"
+            return ("no space left on the device\(shown); \(intact)", nil)
         }
-        return "an input/output error (\(error)): the disk failed a read or a write; run `permission-ledger verify`"
+        return ("an input/output error (\(error)): the disk failed a read or a write", .verify(path: path))
     }
 }
 

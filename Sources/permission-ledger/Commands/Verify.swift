@@ -45,8 +45,8 @@ struct Verify: ParsableCommand {
             if let problem {
                 throw ToolFailure(.damaged, "seq \(damagedSeq ?? 1): \(problem)")
             }
-        case .failure(let kind, let message, let seq):
-            let error = LedgerError(kind, message, seq: seq)
+        case .failure(let kind, let message, let seq, let remedy):
+            let error = LedgerError(kind, message, seq: seq, remedy: remedy)
             guard kind == .damaged else { throw ToolFailure(error) }
             switch format.resolved {
             case .json:
@@ -56,7 +56,7 @@ struct Verify: ParsableCommand {
             case .table:
                 break
             }
-            throw ToolFailure(.damaged, error.description)
+            throw ToolFailure(.damaged, error.toolDescription)
         }
     }
 
@@ -73,7 +73,7 @@ struct Verify: ParsableCommand {
             let report = try Ledger.verify(path: ledger.path)
             return .report(events: report.events, head: "\(report.head)", damagedSeq: report.damagedSeq, problem: report.problem)
         } catch {
-            return .failure(kind: error.kind, message: error.message, seq: error.seq)
+            return .failure(kind: error.kind, message: error.message, seq: error.seq, remedy: error.remedy)
         }
     }
 }

@@ -38,9 +38,25 @@ struct ToolFailure: Error {
             return
         }
         switch error.kind {
-        case .notFound: self.init(.rejected, error.description)
-        case .damaged: self.init(.unreadable, error.description + " (run permission-ledger verify for a full check)")
-        case .missing, .notALedger, .locked, .storage: self.init(.unreadable, error.description)
+        case .notFound: self.init(.rejected, error.toolDescription)
+        case .damaged: self.init(.unreadable, error.toolDescription + " (run permission-ledger verify for a full check)")
+        case .missing, .notALedger, .locked, .storage: self.init(.unreadable, error.toolDescription)
+        }
+    }
+}
+
+extension LedgerError {
+    /// The error as this tool reports it: its remedy is the tool's command to run.
+    var toolDescription: String { described(remedy: remedy?.toolDescription) }
+}
+
+extension LedgerError.Remedy {
+    /// The remedy as the command of this tool that does it.
+    var toolDescription: String {
+        switch self {
+        case .verify: "run `permission-ledger verify`"
+        case .rebuildProjections(let path):
+            "rebuild them once with 'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)"
         }
     }
 }
