@@ -18,7 +18,7 @@ struct History: ParsableCommand {
 
     @OptionGroup var ledger: LedgerOption
     @Option(help: "Only this subject's events.") var subject: String?
-    @Option(help: ArgumentHelp("Only this question's events (its id, or a table's abbreviation).", valueName: "ID")) var question: String?
+    @Option(help: ArgumentHelp("Only this question's events (its id, or its first 8 and last 12 hex digits, as FIRST8…LAST12).", valueName: "ID")) var question: String?
     @Option(help: ArgumentHelp("Only events of this type, such as question.answered.", valueName: "TYPE")) var type: String?
     @Option(help: ArgumentHelp("From this point on (included): a time or seq:N.", valueName: "WHEN")) var from: String?
     @Option(help: ArgumentHelp("Up to this point (included): a time or seq:N.", valueName: "WHEN")) var to: String?
