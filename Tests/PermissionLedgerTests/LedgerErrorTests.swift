@@ -15,7 +15,7 @@ import Testing
             // The projections version of a ledger made by an older build (the environment closed again after).
             do {
                 let environment = try Environment(path: path, options: .init(maxDatabases: 32))
-                let meta = try environment.openDatabase("meta", create: false)
+                let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: false)
                 try environment.write { txn in
                     try txn.put(meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion - 1])
                 }

@@ -28,8 +28,8 @@ public enum VerificationStage: Hashable, Sendable, CustomStringConvertible {
     case dataFile
     /// The log: each event's chain hash, record and rules, in `seq` order.
     case log
-    /// A derived table (named as in `docs/STORAGE.md`), compared row by row with a rebuild from the log.
-    case table(String)
+    /// A derived table, compared row by row with a rebuild from the log.
+    case table(StorageTable)
     /// LMDB's free list, after everything else.
     case freeList
 
@@ -38,7 +38,7 @@ public enum VerificationStage: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .dataFile: "the data file's meta pages and table records"
         case .log: "the log"
-        case .table(let name): "the \(name) table"
+        case .table(let table): "the \(table.rawValue) table"
         case .freeList: "LMDB's free list"
         }
     }

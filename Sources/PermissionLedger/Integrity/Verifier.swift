@@ -60,16 +60,16 @@ final class Verifier {
             guard error == .corrupted else { throw error }
             return damaged(1, "LMDB's list of the tables does not hold as many as LMDB's record of it counts")
         }
-        for (name, db) in [("meta", tables.meta), ("events", tables.events)] + tables.derived {
-            let flags = try txn.flags(db)
+        for table in StorageTable.allCases {
+            let flags = try txn.flags(tables[table])
             guard flags.isEmpty else {
-                return damaged(1, "LMDB's record of the \(name) table gives it the flags \(flags), which a ledger never sets")
+                return damaged(1, "LMDB's record of the \(table.rawValue) table gives it the flags \(flags), which a ledger never sets")
             }
         }
         if let report = try checkLog() { return report }
         let head = LogHead(seq: seq, hash: previous, recordedAt: nil)
-        for (name, db) in tables.derived {
-            if let report = try checkTable(name, db) { return report }
+        for (table, db) in tables.derived {
+            if let report = try checkTable(table, db) { return report }
         }
         at(.freeList, 1)
         if let problem = try txn.freeListProblem() { return damaged(1, "LMDB's free list is damaged: \(problem)") }
@@ -147,10 +147,10 @@ final class Verifier {
     }
 
     /// Compares a derived table, row by row, with the rebuild, and looks up each of its keys.
-    private func checkTable(_ name: String, _ db: Database) throws -> VerificationReport? {
-        let stage = VerificationStage.table(name)
+    private func checkTable(_ table: StorageTable, _ db: Database) throws -> VerificationReport? {
+        let stage = VerificationStage.table(table)
         at(stage, 1)
-        var expected = store.rows[name] ?? []
+        var expected = store.rows[table] ?? []
         expected.sort { $0.0.lexicographicallyPrecedes($1.0) }
         let cursor = try txn.cursor(db)
         var row = try cursor.first()
@@ -158,43 +158,43 @@ final class Verifier {
         while true {
             let want = index < expected.count ? expected[index] : nil
             guard let have = row else {
-                if let want { return damaged(seqOf(name, want.0, want.1), "the \(name) projection lacks a row the log implies") }
+                if let want { return damaged(seqOf(table, want.0, want.1), "the \(table.rawValue) projection lacks a row the log implies") }
                 break
             }
-            at(stage, seqOf(name, have.key, have.value))
+            at(stage, seqOf(table, have.key, have.value))
             guard let want else {
-                return damaged(seq, "the \(name) projection holds a row the log does not imply")
+                return damaged(seq, "the \(table.rawValue) projection holds a row the log does not imply")
             }
             if !have.key.elementsEqual(want.0) || !have.value.elementsEqual(want.1) {
                 let ours = have.key.lexicographicallyPrecedes(want.0)
-                return damaged(ours ? seq : seqOf(name, want.0, want.1), "the \(name) projection differs from a rebuild from the log")
+                return damaged(ours ? seq : seqOf(table, want.0, want.1), "the \(table.rawValue) projection differs from a rebuild from the log")
             }
             guard try isFoundByLookup(db, have) else {
-                return damaged(seq, "a lookup in the \(name) projection does not find a row a scan returns (a damaged index page)")
+                return damaged(seq, "a lookup in the \(table.rawValue) projection does not find a row a scan returns (a damaged index page)")
             }
             index += 1
             row = try cursor.next()
         }
         let entries = try txn.statistics(db).entries
         guard entries == index else {
-            return damaged(1, "LMDB's record of the \(name) table counts \(entries) rows, but it holds \(index)")
+            return damaged(1, "LMDB's record of the \(table.rawValue) table counts \(entries) rows, but it holds \(index)")
         }
         return nil
     }
 
     /// The seq a derived row belongs to, for the report (0 when the row does not say).
-    private func seqOf<K: Collection<UInt8>, V: Collection<UInt8>>(_ table: String, _ key: K, _ value: V) -> UInt64 {
+    private func seqOf<K: Collection<UInt8>, V: Collection<UInt8>>(_ table: StorageTable, _ key: K, _ value: V) -> UInt64 {
         func seq(_ bytes: some Collection<UInt8>) -> UInt64 {
             bytes.count >= 8 ? bytes.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } : 0
         }
         switch table {
-        case "questions", "handles", "permissions", "byRecordedAt", "subjectEvents", "handleCheckpoints": return seq(key)
-        case "handleChanges":
+        case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleCheckpoints: return seq(key)
+        case .handleChanges:
             // subject NUL + seq + kind value NUL
             guard let nul = key.firstIndex(of: 0) else { return 0 }
             return seq(key[key.index(after: nul)...].prefix(8))
-        case "expiries": return 0
-        default: return value.count == 8 ? seq(value) : 0
+        case .expiries: return 0
+        case .meta, .events, .eventIDs, .subjects, .questionsByAsked, .handleSubjects: return value.count == 8 ? seq(value) : 0
         }
     }
 

@@ -82,22 +82,22 @@ extension Ledger {
         let environment: Environment
         do {
             environment = try Environment(path: path, options: .init(
-                maxDatabases: Tables.names.count + 2, readOnly: true))
+                maxDatabases: StorageTable.allCases.count + 2, readOnly: true))
         } catch {
             throw openingError(error, path: path)
         }
         _ = try? environment.clearStaleReaders()
-        var missing: [String] = []
-        for name in Tables.names {
+        var missing: [StorageTable] = []
+        for table in StorageTable.allCases {
             do {
-                _ = try environment.openDatabase(name, create: false)
+                _ = try environment.openDatabase(table.rawValue, create: false)
             } catch let error as LMDBError where error == .notFound {
-                missing.append(name)
+                missing.append(table)
             } catch {
-                throw LedgerError(.damaged, "LMDB cannot open the \(name) table: \(error)", seq: 1)
+                throw LedgerError(.damaged, "LMDB cannot open the \(table.rawValue) table: \(error)", seq: 1)
             }
         }
-        guard missing.count < Tables.names.count else {
+        guard missing.count < StorageTable.allCases.count else {
             // Unless the list of tables itself is damaged.
             do {
                 _ = try environment.read { try $0.databaseNames() }
@@ -108,13 +108,13 @@ extension Ledger {
         }
         guard missing.isEmpty else {
             // Derived tables added by a later version are missing from an older ledger: that is no damage.
-            if !missing.contains("meta"), !missing.contains("events"),
-                let meta = try? environment.openDatabase("meta", create: false),
+            if !missing.contains(.meta), !missing.contains(.events),
+                let meta = try? environment.openDatabase(StorageTable.meta.rawValue, create: false),
                 let version = try? environment.read({ try $0.get(meta, key: Array("projections".utf8)).map(Array.init) }),
                 version.count == 1, (1..<projectionsVersion).contains(version[0]) {
                 throw olderIndexes(path: path)
             }
-            throw LedgerError(.damaged, "the data file lacks the ledger's \(missing.joined(separator: ", ")) table\(missing.count == 1 ? "" : "s")", seq: 1)
+            throw LedgerError(.damaged, "the data file lacks the ledger's \(missing.map(\.rawValue).joined(separator: ", ")) table\(missing.count == 1 ? "" : "s")", seq: 1)
         }
         do {
             let tables = try Tables(environment: environment, create: false)
@@ -158,8 +158,8 @@ extension Ledger {
     private static func rollback(_ pages: MetaPages) -> String? {
         guard pages.pages.count == 2, let shown = pages.newest else { return nil }
         let other = pages.pages[0] == shown ? pages.pages[1] : pages.pages[0]
-        guard other.transactionID > 0, let shownEvents = pages.entries(ofDatabase: "events", in: shown),
-            let otherEvents = pages.entries(ofDatabase: "events", in: other), otherEvents > shownEvents
+        guard other.transactionID > 0, let shownEvents = pages.entries(ofDatabase: StorageTable.events.rawValue, in: shown),
+            let otherEvents = pages.entries(ofDatabase: StorageTable.events.rawValue, in: other), otherEvents > shownEvents
         else { return nil }
         return """
             the commit LMDB would show (transaction \(shown.transactionID), \(shownEvents) events) is older than the one \

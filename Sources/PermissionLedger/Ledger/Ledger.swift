@@ -117,7 +117,7 @@ public final class Ledger: Sendable {
         let flushesCommits = options.durable && !options.readOnly
         do {
             environment = try Environment(path: path, options: .init(
-                mapSize: options.mapSize, maxDatabases: Tables.names.count + 2, fileMode: 0o600,
+                mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + 2, fileMode: 0o600,
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: flushesCommits, writableMap: options.writableMap))
@@ -133,13 +133,13 @@ public final class Ledger: Sendable {
         var staleProjections = false
         do {
             if options.readOnly {
-                let meta = try environment.openDatabase("meta", create: false)
+                let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: false)
                 try Self.checkFormat(environment, meta: meta, path: path)
                 if try Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion {
                     throw Self.olderIndexes(path: path)
                 }
             } else {
-                let meta = try environment.openDatabase("meta", create: true)
+                let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: true)
                 let isNew = try environment.write { txn in
                     guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
                     try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])

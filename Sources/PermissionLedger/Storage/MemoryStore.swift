@@ -8,15 +8,15 @@ final class MemoryStore: ProjectionStore {
     let keepsRows: Bool
     /// Whether events are kept to tell a duplicate from a reused id: a log replay never needs them.
     let keepsEvents: Bool
-    /// Every row written, per table name, as LMDB would hold it (only when `keepsRows`).
-    private var recorded: [String: [([UInt8], [UInt8])]] = [:]
+    /// Every row written, per table, as LMDB would hold it (only when `keepsRows`).
+    private var recorded: [StorageTable: [([UInt8], [UInt8])]] = [:]
     /// The keys of the `expiries` table: rows there are deleted as well as written.
     private var expiries: Set<ByteKey> = []
 
-    /// Every row the derived tables hold, per table name, as LMDB would hold it (only when `keepsRows`).
-    var rows: [String: [([UInt8], [UInt8])]] {
+    /// Every row the derived tables hold, per table, as LMDB would hold it (only when `keepsRows`).
+    var rows: [StorageTable: [([UInt8], [UInt8])]] {
         var rows = recorded
-        if keepsRows { rows["expiries"] = expiries.map { ($0.bytes, []) } }
+        if keepsRows { rows[.expiries] = expiries.map { ($0.bytes, []) } }
         return rows
     }
     /// A subject's entity, compared by the subject's bytes as LMDB keys are.
@@ -45,7 +45,7 @@ final class MemoryStore: ProjectionStore {
         self.keepsEvents = keepsRows || keepsEvents
     }
 
-    private func record(_ table: String, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
+    private func record(_ table: StorageTable, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
         if keepsRows { recorded[table, default: []].append((key(), value())) }
     }
 
@@ -63,7 +63,7 @@ final class MemoryStore: ProjectionStore {
     func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
         questions[id]?.definition.row = row
         questions[id]?.seq = seq
-        record("questions", Keys.versioned(Keys.uuid(id), seq), row.encoded())
+        record(.questions, Keys.versioned(Keys.uuid(id), seq), row.encoded())
         if keepsRows, row.state != .pending, let expiresAt = row.expiresAt {
             expiries.remove(ByteKey(Keys.expiry(expiresAt, question: id)))
         }
@@ -76,28 +76,28 @@ final class MemoryStore: ProjectionStore {
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
         let key = SubjectKey(subject: subject, item: row.handle)
         if keepsRows {
-            if handles[key] == nil { record("handleSubjects", Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
+            if handles[key] == nil { record(.handleSubjects, Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
             let subjectKey = ByteKey(Keys.subjectPrefix(subject))
             let handleKey = ByteKey(Keys.handleOnly(row.handle))
-            record("handleChanges", Keys.handleChange(subject: subject, seq: seq, row.handle), row.encoded())
+            record(.handleChanges, Keys.handleChange(subject: subject, seq: seq, row.handle), row.encoded())
             handleSets[subjectKey, default: ([:], 0)].rows[handleKey] = row
             handleSets[subjectKey]!.changes += 1
             if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
         }
         handles[key] = row
-        record("handles", Keys.versioned(Keys.handle(subject: subject, row.handle), seq), row.encoded())
+        record(.handles, Keys.versioned(Keys.handle(subject: subject, row.handle), seq), row.encoded())
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
         permissions[SubjectKey(subject: subject, item: row.permission)] = row
-        record("permissions", Keys.versioned(Keys.permission(subject: subject, row.permission), seq), row.encoded())
+        record(.permissions, Keys.versioned(Keys.permission(subject: subject, row.permission), seq), row.encoded())
     }
 
     func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(ByteKey(Array(subject.utf8))) }
 
     func endEvent(seq: UInt64) throws {
         for subject in touchedSubjects where handleSets[subject]!.changes >= HandleCheckpoint.interval {
-            record("handleCheckpoints", Keys.versioned(subject.bytes, seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
+            record(.handleCheckpoints, Keys.versioned(subject.bytes, seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
             handleSets[subject]!.changes = 0
         }
         touchedSubjects.removeAll(keepingCapacity: true)
@@ -108,18 +108,18 @@ final class MemoryStore: ProjectionStore {
         // Only duplicates consult stored events, and a log replay holds none: keep them only when asked.
         if keepsEvents { records[seq] = record }
         let seqKey = Keys.seq(seq)
-        self.record("eventIDs", Array(event.id.utf8), seqKey)
-        self.record("byRecordedAt", Keys.versioned(Keys.time(event.recordedAt!), seq), [])
-        self.record("subjectEvents", Keys.versioned(Keys.subjectPrefix(event.subject), seq), [])
+        self.record(.eventIDs, Array(event.id.utf8), seqKey)
+        self.record(.byRecordedAt, Keys.versioned(Keys.time(event.recordedAt!), seq), [])
+        self.record(.subjectEvents, Keys.versioned(Keys.subjectPrefix(event.subject), seq), [])
         if newSubject {
             subjects.insert(ByteKey(Array(event.subject.utf8)))
-            self.record("subjects", Array(event.subject.utf8), seqKey)
+            self.record(.subjects, Array(event.subject.utf8), seqKey)
         }
         if case .questionAsked(let question) = event.payload {
-            self.record("questionsByAsked", Keys.asked(event.occurredAt, question: question.id), seqKey)
+            self.record(.questionsByAsked, Keys.asked(event.occurredAt, question: question.id), seqKey)
             let row = QuestionRow(askedSeq: seq, subject: event.subject, askedAt: event.occurredAt, expiresAt: question.expiresAt, state: .pending)
             questions[question.id] = (QuestionDefinition(question: question, row: row), seq)
-            self.record("questions", Keys.versioned(Keys.uuid(question.id), seq), row.encoded())
+            self.record(.questions, Keys.versioned(Keys.uuid(question.id), seq), row.encoded())
             if keepsRows, let expiresAt = question.expiresAt {
                 expiries.insert(ByteKey(Keys.expiry(expiresAt, question: question.id)))
             }

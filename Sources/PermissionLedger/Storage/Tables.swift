@@ -2,7 +2,21 @@ import Foundation
 internal import LMDB
 import PermissionModel
 
-/// The named databases of a ledger environment. See `docs/STORAGE.md`.
+/// The named LMDB databases of a ledger, each named as on disk (see `docs/STORAGE.md`): the names are part of
+/// the storage format, and ``allCases`` is the order in which a ledger opens them.
+public enum StorageTable: String, CaseIterable, Hashable, Sendable {
+    case meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions
+    case subjectEvents, handleSubjects, handleChanges, handleCheckpoints, expiries
+
+    /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
+    /// with a rebuild (every table but `meta` and the log, `events`).
+    public var isDerived: Bool { self != .meta && self != .events }
+
+    /// The tables that hold state derived from the log, in the order of ``allCases``.
+    static let derived = allCases.filter(\.isDerived)
+}
+
+/// The named databases of a ledger environment, opened. See `docs/STORAGE.md`.
 struct Tables: Sendable {
     /// `format` → the storage format version.
     let meta: Database
@@ -34,16 +48,43 @@ struct Tables: Sendable {
     /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
     let expiries: Database
 
-    static let names = [
-        "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
-        "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints", "expiries",
-    ]
-
     init(environment: Environment, create: Bool) throws {
-        let dbs = try Self.names.map { try environment.openDatabase($0, create: create) }
-        (meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions) =
-            (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6], dbs[7], dbs[8])
-        (subjectEvents, handleSubjects, handleChanges, handleCheckpoints, expiries) = (dbs[9], dbs[10], dbs[11], dbs[12], dbs[13])
+        func open(_ table: StorageTable) throws -> Database { try environment.openDatabase(table.rawValue, create: create) }
+        // In the order of StorageTable.allCases.
+        meta = try open(.meta)
+        events = try open(.events)
+        eventIDs = try open(.eventIDs)
+        byRecordedAt = try open(.byRecordedAt)
+        subjects = try open(.subjects)
+        questionsByAsked = try open(.questionsByAsked)
+        questions = try open(.questions)
+        handles = try open(.handles)
+        permissions = try open(.permissions)
+        subjectEvents = try open(.subjectEvents)
+        handleSubjects = try open(.handleSubjects)
+        handleChanges = try open(.handleChanges)
+        handleCheckpoints = try open(.handleCheckpoints)
+        expiries = try open(.expiries)
+    }
+
+    /// The database of `table`.
+    subscript(table: StorageTable) -> Database {
+        switch table {
+        case .meta: meta
+        case .events: events
+        case .eventIDs: eventIDs
+        case .byRecordedAt: byRecordedAt
+        case .subjects: subjects
+        case .questionsByAsked: questionsByAsked
+        case .questions: questions
+        case .handles: handles
+        case .permissions: permissions
+        case .subjectEvents: subjectEvents
+        case .handleSubjects: handleSubjects
+        case .handleChanges: handleChanges
+        case .handleCheckpoints: handleCheckpoints
+        case .expiries: expiries
+        }
     }
 
     func database(_ table: VersionedTable) -> Database {
@@ -54,11 +95,6 @@ struct Tables: Sendable {
         }
     }
 
-    /// Every table holding derived state, with its name: what `verify` compares against a rebuild.
-    var derived: [(String, Database)] {
-        [("eventIDs", eventIDs), ("byRecordedAt", byRecordedAt), ("subjects", subjects), ("questionsByAsked", questionsByAsked),
-         ("questions", questions), ("handles", handles), ("permissions", permissions), ("subjectEvents", subjectEvents),
-         ("handleSubjects", handleSubjects), ("handleChanges", handleChanges), ("handleCheckpoints", handleCheckpoints),
-         ("expiries", expiries)]
-    }
+    /// Every table holding derived state, with its database: what `verify` compares against a rebuild.
+    var derived: [(StorageTable, Database)] { StorageTable.derived.map { ($0, self[$0]) } }
 }
