@@ -49,6 +49,22 @@ import Testing
         }
     }
 
+    /// Output JSON escapes U+2028 so that a record is one line for any reader; the digest's canonical document
+    /// keeps such characters as they are, so that a ledger's digest does not depend on the version computing it.
+    @Test func theDigestsDocumentKeepsLineSeparatorsAsTheyAre() async throws {
+        try await withLedger { ledger async throws in
+            try await ledger.append(json: """
+                {"type":"question.asked","id":"ev-1","subject":"kid-ava","occurredAt":"2026-11-20T09:00:00Z","recordedAt":"2026-11-20T09:00:00Z","question":{"id":"6A3F1C2E-7E57-4000-8000-000000000001","topic":{"significantAppUpdate":{"description":"one\\u2028two\\u2029three"}}}}
+                """)
+            let canonical = try ledger.read { try $0.canonicalState() }
+            #expect(canonical.contains("one\u{2028}two\u{2029}three"))
+            #expect(!canonical.contains("\\u2028"))
+            var exported = ""
+            try ledger.export { exported += $0 }
+            #expect(exported.contains("one\\u2028two\\u2029three"))
+        }
+    }
+
     @Test func theDigestFollowsTheClockAtAPoint() async throws {
         try await withLedger { ledger async throws in
             var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))

@@ -3,8 +3,14 @@ import PermissionModel
 /// Appends canonical JSON text. Output is always valid UTF-8, one line, with the escapes ``string(_:)`` lists.
 struct JSONWriter {
     var bytes: [UInt8] = []
+    /// Whether DEL, the C1 controls, U+2028 and U+2029 are escaped (see ``string(_:)``). The digest's canonical
+    /// document keeps them as they are, so that a ledger's digest is the same whichever version computes it.
+    let escapesLineBreakers: Bool
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 256, escapingLineBreakers: Bool = true) {
+        bytes.reserveCapacity(capacity)
+        escapesLineBreakers = escapingLineBreakers
+    }
 
     mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
@@ -30,13 +36,14 @@ struct JSONWriter {
                 case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
                 case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
                 case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-                case 0..<0x20, 0x7F: unicodeEscape(UInt16(byte))
+                case 0..<0x20: unicodeEscape(UInt16(byte))
+                case 0x7F where escapesLineBreakers: unicodeEscape(UInt16(byte))
                 // U+0080–U+009F: C2 80 to C2 9F.
-                case 0xC2 where i < utf8.count && utf8[i] < 0xA0:
+                case 0xC2 where escapesLineBreakers && i < utf8.count && utf8[i] < 0xA0:
                     unicodeEscape(UInt16(utf8[i]))
                     i += 1
                 // U+2028 and U+2029: E2 80 A8 and E2 80 A9.
-                case 0xE2 where i + 1 < utf8.count && utf8[i] == 0x80 && (utf8[i + 1] == 0xA8 || utf8[i + 1] == 0xA9):
+                case 0xE2 where escapesLineBreakers && i + 1 < utf8.count && utf8[i] == 0x80 && (utf8[i + 1] == 0xA8 || utf8[i + 1] == 0xA9):
                     unicodeEscape(0x2028 + UInt16(utf8[i + 1] - 0xA8))
                     i += 2
                 default: bytes.append(byte)

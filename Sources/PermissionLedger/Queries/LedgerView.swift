@@ -185,7 +185,7 @@ public struct LedgerView {
 
     /// The canonical serialization of all derived state at the point (see `docs/STORAGE.md`, "Digest").
     public func canonicalState() throws -> String {
-        var w = JSONWriter(capacity: 4096)
+        var w = JSONWriter(capacity: 4096, escapingLineBreakers: false)
         w.raw("{\"questions\":[")
         for (i, q) in try questions().enumerated() {
             if i > 0 { w.raw(",") }
