@@ -60,7 +60,8 @@ package func shownList(_ values: [String]) -> String {
     return values.count > 20 ? listed + ", … (\(values.count - 20) more)" : listed
 }
 
-/// Checks the byte length and absence of control characters that the spec asks of ids, subjects and similar text.
+/// Checks the byte length and absence of C0 and C1 control characters that ids and subjects have always met.
+/// Events replayed from the log are held to this; events appended from now on meet `validateIdentifier`, which also refuses format and separator characters.
 public func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
     let count = value.utf8.count
     guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
