@@ -29,7 +29,11 @@ struct Digest: ParsableCommand {
             throw ToolFailure(error)
         }
         switch format.resolved {
-        case .json: writeOut(#"{"asOf":\#(QueryJSON.asOf(result.1)),"digest":"\#(result.0)"}"#)
+        case .json:
+            var json = JSONObjectWriter()
+            json.json("asOf", QueryJSON.asOf(result.1))
+            json.string("digest", result.0)
+            writeOut(json.text)
         case .csv:
             var table = Table("asOfSeq", "asOfTime", "digest")
             table.add(String(result.1.seq), result.1.time.description, result.0)

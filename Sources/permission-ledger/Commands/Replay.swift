@@ -52,7 +52,12 @@ struct Replay: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            writeOut(#"{"asOf":\#(QueryJSON.asOf(resolved)),"digest":"\#(digest)","head":"\#(summary.head.hash)","events":\#(summary.head.seq)}"#)
+            var json = JSONObjectWriter()
+            json.json("asOf", QueryJSON.asOf(resolved))
+            json.string("digest", digest)
+            json.string("head", "\(summary.head.hash)")
+            json.integer("events", summary.head.seq)
+            writeOut(json.text)
         case .csv:
             var table = Table("asOfSeq", "asOfTime", "digest", "head", "events")
             table.add(String(resolved.seq), resolved.time.description, digest, "\(summary.head.hash)", String(summary.head.seq))

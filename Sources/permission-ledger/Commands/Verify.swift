@@ -31,11 +31,16 @@ struct Verify: ParsableCommand {
         case .report(let events, let head, let damagedSeq, let problem):
             switch format.resolved {
             case .json:
+                var json = JSONObjectWriter()
+                json.bool("ok", problem == nil)
+                json.integer("events", events)
                 if let problem {
-                    writeOut(#"{"ok":false,"events":\#(events),"damagedSeq":\#(damagedSeq ?? 1),"problem":\#(jsonString(problem))}"#)
+                    json.integer("damagedSeq", damagedSeq ?? 1)
+                    json.string("problem", problem)
                 } else {
-                    writeOut(#"{"ok":true,"events":\#(events),"head":"\#(head)"}"#)
+                    json.string("head", head)
                 }
+                writeOut(json.text)
             case .csv:
                 writeOut(Self.csv(ok: problem == nil, events: events, head: problem == nil ? head : nil,
                                   damagedSeq: problem == nil ? nil : damagedSeq ?? 1, problem: problem), terminator: "")
@@ -50,7 +55,12 @@ struct Verify: ParsableCommand {
             guard kind == .damaged else { throw ToolFailure(error) }
             switch format.resolved {
             case .json:
-                writeOut(#"{"ok":false,"events":null,"damagedSeq":\#(seq ?? 1),"problem":\#(jsonString(message))}"#)
+                var json = JSONObjectWriter()
+                json.bool("ok", false)
+                json.integer("events", UInt64?.none)
+                json.integer("damagedSeq", seq ?? 1)
+                json.string("problem", message)
+                writeOut(json.text)
             case .csv:
                 writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq ?? 1, problem: message), terminator: "")
             case .table:
