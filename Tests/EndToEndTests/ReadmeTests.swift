@@ -175,7 +175,7 @@ private func runScript(_ script: String, in directory: URL, sandbox: Sandbox, en
     for (key, value) in environment { merged[key] = value }
     process.environment = merged
     let outputPath = sandbox.path("script-\(UUID().uuidString).out")
-    FileManager.default.createFile(atPath: outputPath, contents: nil)
+    try Data().write(to: URL(fileURLWithPath: outputPath))
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     process.standardOutput = handle
     process.standardError = handle
