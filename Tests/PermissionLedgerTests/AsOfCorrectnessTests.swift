@@ -3,8 +3,9 @@ import PermissionLedger
 import PermissionModel
 import Testing
 
-/// Issue 3's guarantee: for every fixture, at every seq (and at times between events), the indexed answers
-/// (question states, known handles, permissions) equal those of a replay of the log up to that point.
+/// The as-of guarantee of docs/spec/EVENTS.md ("As of"): for every fixture, at every seq (and at times between
+/// events), the indexed answers (question states, known handles, permissions) equal those of a replay of the log
+/// up to that point.
 ///
 /// Two oracles:
 /// - a ledger that holds only the first N events (the library's own projector, but no history to index);

@@ -5,7 +5,7 @@ import Testing
 
 /// The properties the libFuzzer targets of `Tools/Fuzz` check (its README says how to run them), held here on
 /// the fixtures and on hostile inputs so that CI guards them between fuzzing runs; and every input a fuzzing
-/// session found, byte for byte.
+/// run found, byte for byte.
 ///
 /// - A line given to `EventJSON.decode(line:)` returns or throws an ``EventRejection``, never traps; an event
 ///   it returns survives its export form (parses again to an equal event whose export is the same bytes) and

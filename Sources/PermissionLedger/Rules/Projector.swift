@@ -54,7 +54,7 @@ import PermissionModel
         if let given = input.recordedAt {
             // A response delivered again is a no-op (EVENTS.md) before it is an event out of order: its
             // `recordedAt` may well be older than the head's, as a redelivered event's may (`Idempotency comes
-            // first`, in the README).
+            // first` in docs/DECISIONS.md).
             if let previous = head.recordedAt, given < previous {
                 if let repeated = try repeatedAnswer(input) { return .duplicate(of: repeated) }
                 throw reject("recordedAt \(given) is earlier than the previous event's \(previous); recordedAt never decreases along the log")
