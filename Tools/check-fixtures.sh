@@ -11,7 +11,7 @@
 #   path/to/check-fixtures.sh /usr/local/bin/permission-ledger my-fixtures/
 #
 # For every valid fixture NAME.jsonl (each must have NAME.expected beside it, see
-# Fixtures/make_expected.py for the format):
+# Tools/Fixtures/make_expected.py for the format):
 #   - it is imported into a fresh ledger, and every check of NAME.expected is run there as
 #     `permission-ledger ARGS... --ledger L --format json`: it must exit 0 and print the expected
 #     JSON (compared as JSON values with python3; as text when python3 is missing);

@@ -8,7 +8,7 @@ import Testing
 ///   `{"args":[…],"output":{…}}` (optionally `"ignore":[KEY,…]`), the first being `["digest"]` at the head.
 ///   Each check runs `permission-ledger ARGS… --ledger L --format json` against a ledger holding the fixture
 ///   alone, and its output must equal `output` as a JSON value. `replay NAME.jsonl --expect-digest HEX` must
-///   accept the head digest. `Fixtures/make_expected.py` writes these files; review what it writes.
+///   accept the head digest. `Tools/Fixtures/make_expected.py` writes these files; review what it writes.
 /// - Every invalid fixture has a `# error: LINE: MESSAGE` header: the first line `import` writes to standard
 ///   error, after `FILE:`, both into an empty ledger and into one holding the file's good prefix (which the
 ///   rejected import must leave unchanged).

@@ -152,7 +152,7 @@ struct HostileInputTests {
     func corpusIsFresh() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", HostileCase.directory.appendingPathComponent("generate_hostile.py").path, "--check"]
+        process.arguments = ["python3", packageRoot.appendingPathComponent("Tools/Fixtures/generate_hostile.py").path, "--check"]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

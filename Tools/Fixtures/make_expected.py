@@ -36,7 +36,7 @@ behaviour down: review every changed line of `git diff Fixtures/` against the
 fixture's header comments and EVENTS.md before committing it; a wrong output is
 a bug to fix, not a result to pin.
 
-Usage: python3 Fixtures/make_expected.py [--tool PATH] [NAME ...]
+Usage: python3 Tools/Fixtures/make_expected.py [--tool PATH] [NAME ...]
   --tool PATH  the permission-ledger binary (default: .build/debug/permission-ledger,
                built with `swift build --product permission-ledger`)
   NAME         only these fixtures: a valid one (late-answer) or an invalid one
@@ -51,8 +51,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+# The fixtures this writes the expected results of: Fixtures/ at the package root, two folders up.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(ROOT, "Fixtures")
 
 # Keys of an output that depend on the machine, by command.
 IGNORED = {"stats": ["fileBytes"]}

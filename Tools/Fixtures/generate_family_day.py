@@ -8,8 +8,8 @@ that it emits only events that are accepted, and it keeps the derived state
 (EVENTS.md "State") so that it can write the expected final state into the
 file's header comments.
 
-Usage: python3 generate_family_day.py [OUTPUT]   (default: family-day.jsonl
-next to this script). Same script, same output, byte for byte: the random
+Usage: python3 Tools/Fixtures/generate_family_day.py [OUTPUT]   (default:
+Fixtures/family-day.jsonl). Same script, same output, byte for byte: the random
 generator is seeded and nothing depends on the wall clock or on hash order.
 """
 import json
@@ -486,8 +486,8 @@ def header(day, final):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "family-day.jsonl")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fixtures", "family-day.jsonl")
     day = Day(SEED)
     day.run()
     final = day.summary()

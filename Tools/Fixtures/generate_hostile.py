@@ -17,8 +17,8 @@ Each bad line must be rejected (exit 1, `FILE:LINE:`, nothing written). The
 bad lines are bytes, not text: invalid UTF-8 and NUL bytes are real bytes in
 the files, so the .cases files are binary in places.
 
-Usage: python3 generate_hostile.py          writes the files
-       python3 generate_hostile.py --check  exits 1 if a committed file differs
+Usage: python3 Tools/Fixtures/generate_hostile.py          writes the files
+       python3 Tools/Fixtures/generate_hostile.py --check  exits 1 if a committed file differs
 Same script, same output, byte for byte: nothing depends on the clock, on
 randomness or on hash order.
 """
@@ -27,7 +27,8 @@ import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The corpus this writes: Fixtures/hostile/ at the package root, two folders up.
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Fixtures", "hostile")
 
 OCC = "2026-11-20T11:00:00Z"
 REC = "2026-11-20T11:00:01Z"
@@ -935,7 +936,7 @@ def main():
     extra = sorted(written - set(files))
     if check:
         if stale or extra:
-            print("stale: " + ", ".join(stale + extra) + "; run python3 Fixtures/hostile/generate_hostile.py", file=sys.stderr)
+            print("stale: " + ", ".join(stale + extra) + "; run python3 Tools/Fixtures/generate_hostile.py", file=sys.stderr)
             sys.exit(1)
         print("%d cases in %d files: up to date" % (len(CASES), len(files) - 1))
     else:
