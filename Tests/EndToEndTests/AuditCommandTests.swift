@@ -72,7 +72,7 @@ struct HistoryTests {
         }
     }
 
-    @Test("--question takes the whole id or the table's abbreviation FIRST8…LAST12, and lists that question's events")
+    @Test("--question takes the whole id or its abbreviation FIRST8…LAST12, and lists that question's events")
     func question() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))

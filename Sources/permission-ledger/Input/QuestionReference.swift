@@ -3,7 +3,7 @@ import Foundation
 import PermissionLedger
 import PermissionModel
 
-/// A question id as given: a whole UUID, or the abbreviation tables show (`FAD10000…000000000358`,
+/// A question id as given: a whole UUID, or its abbreviation (`FAD10000…000000000358`,
 /// also with `...`), which is resolved against the ledger.
 enum QuestionReference {
     case id(UUID)
@@ -17,7 +17,7 @@ enum QuestionReference {
         let parts = text.replacingOccurrences(of: "...", with: "…").split(separator: "…", omittingEmptySubsequences: false)
         let hex = CharacterSet(charactersIn: "0123456789abcdefABCDEF-")
         guard parts.count == 2, parts.allSatisfy({ $0.unicodeScalars.allSatisfy(hex.contains) }), parts[0].count + parts[1].count >= 8 else {
-            throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001, or a table's abbreviation such as 6A3F1C2E…000000000001)")
+            throw ToolFailure(.usage, "usage: \(quoted(text)) is not a question id (a UUID such as 6A3F1C2E-0000-4000-8000-000000000001, or an abbreviation such as 6A3F1C2E…000000000001: its first and last groups)")
         }
         self = .abbreviated(prefix: parts[0].uppercased(), suffix: parts[1].uppercased())
     }
