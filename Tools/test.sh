@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Tools/setup.sh
-swift build --build-tests
+# Every module a target imports must be a dependency Package.swift declares for it.
+swift build --build-tests --explicit-target-dependency-import-check error
 swift test --skip-build --disable-xctest "$@"
