@@ -51,8 +51,7 @@ struct HistoryTests {
 
     @Test("--subject and --type select exactly that subject's or that type's events (family-day.jsonl)")
     func subjectAndType() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             try #require(exported.count == 1200)
             for subject in ["kid-ava", "kid-dev"] {
@@ -74,8 +73,7 @@ struct HistoryTests {
 
     @Test("--question takes the whole id or its abbreviation FIRST8…LAST12, and lists that question's events")
     func question() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             // Questions with the most events (asked, expired, answered late...), and one with a single event.
             let byQuestion = Dictionary(grouping: exported.filter { $0.questionID != nil }, by: { $0.questionID! })
@@ -106,8 +104,7 @@ struct HistoryTests {
 
     @Test("--from and --to with seq:N select that range of the log, both ends included")
     func seqRange() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             func history(_ options: [String]) throws -> ToolRun {
                 try sandbox.run(["history", "--ledger", ledger, "--format", "json"] + options)
@@ -123,8 +120,7 @@ struct HistoryTests {
 
     @Test("--from and --to with RFC 3339 times bound recordedAt, both included, with any offset")
     func timeRange() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             let first = exported[399], last = exported[449]
             // The bounds are recordedAt times of single events, so that one microsecond either side excludes them.
@@ -162,8 +158,7 @@ struct HistoryTests {
 
     @Test("filters combine: subject, type, and a range given as a seq and a time")
     func combined() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             let to = "2026-11-20T16:00:00+02:00"  // 14:00:00Z
             let toMicros = try #require(microseconds("2026-11-20T14:00:00Z"))
@@ -199,8 +194,7 @@ struct HistoryTests {
         ["--question", "not-a-question"],
     ])
     func badArguments(_ options: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["history", "--ledger", ledger, "--format", "json"] + options)
             #expect(result.status == 2, "\(result)")
             #expect(!result.crashed)
@@ -211,8 +205,7 @@ struct HistoryTests {
 
     @Test("--format csv has a header row, then one record per event with its seq, recordedAt and hash")
     func csv() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let expected = try sandbox.exportedLines(ledger).filter { $0.subject == "kid-ben" }
             let run = try sandbox.run(["history", "--ledger", ledger, "--subject", "kid-ben", "--format", "csv"])
             #expect(run.status == 0, "\(run)")
@@ -238,8 +231,7 @@ struct HistoryTests {
 
     @Test("--format table lists every selected event by seq, no value cut short")
     func table() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let exported = try sandbox.exportedLines(ledger)
             let cases: [([String], (ExportedLine) -> Bool)] = [
                 ([], { _ in true }),
@@ -264,8 +256,7 @@ struct HistoryTests {
 struct DiffTests {
     @Test("an approval between seq:1 and seq:2: the question pending → approved and the handle added (approval-messages.jsonl)")
     func approval() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let diff = try sandbox.json(["diff", "--ledger", ledger, "--from", "seq:1", "--to", "seq:2"])
             #expect(Set(diff.keys) == ["from", "to", "questions", "handles", "permissions"])
             #expect(canonicalJSON(try diff.object("from")) == #"{"seq":1,"time":"2026-11-20T09:00:01Z"}"#)
@@ -317,8 +308,7 @@ struct DiffTests {
 
     @Test("a one-hour grant that lapses between the two points is a removed handle (time-limited.jsonl)")
     func lapse() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             func diff(_ from: String, _ to: String, _ more: [String] = []) throws -> [String: Any] {
                 try sandbox.json(["diff", "--ledger", ledger, "--from", from, "--to", to] + more)
             }
@@ -356,8 +346,7 @@ struct DiffTests {
 
     @Test("matches questions, known-handles and permissions at both points, and --subject is the unfiltered diff's share (family-day.jsonl)")
     func familyDay() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let (from, to) = ("seq:600", "seq:1200")
             let diff = try sandbox.json(["diff", "--ledger", ledger, "--from", from, "--to", to])
             #expect(try diff.object("from").int("seq") == 600)
@@ -431,8 +420,7 @@ struct DiffTests {
         ["--from", "2026-11-20", "--to", "seq:2"],
     ])
     func usage(_ options: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["diff", "--ledger", ledger, "--format", "json"] + options)
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty, "\(result)")
@@ -442,8 +430,7 @@ struct DiffTests {
 
     @Test("--format table names both points and each change; --format csv has a header row")
     func tableAndCSV() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             let table = try sandbox.run(["diff", "--ledger", ledger, "--from", "seq:6", "--to", "seq:7", "--format", "table"])
             #expect(table.status == 0, "\(table)")
             #expect(table.out.contains("seq 6") && table.out.contains("seq 7"), "\(table)")
@@ -461,8 +448,7 @@ struct DiffTests {
 
     @Test("--format table cuts no value short (family-day.jsonl, the whole day)")
     func tableWidth() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["diff", "--ledger", ledger, "--from", "seq:1", "--to", "seq:1200", "--format", "table"])
             #expect(run.status == 0, "\(run)")
             let cut = linesCutShort(run)
@@ -560,8 +546,7 @@ struct StatsTests {
 
     @Test("--format table shows the counts within 80 columns; a bad --as-of is exit 2")
     func table() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["stats", "--ledger", ledger, "--as-of", "seq:1200", "--format", "table"])
             #expect(run.status == 0, "\(run)")
             #expect(linesWiderThan80(run).isEmpty, "\(run)")
@@ -597,8 +582,7 @@ struct StatsTests {
 struct WhoApprovedTests {
     @Test("an approval revoked by handles.observed: the approval, then the observation that ended it (handles-observed.jsonl)")
     func revokedByObservation() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["who-approved", "--ledger", ledger, "--handle", "robo_rex"])
             #expect(try result.object("asOf").int("seq") == 4)
             // Not a phone number or an email address: only the custom kind is searched.
@@ -638,8 +622,7 @@ struct WhoApprovedTests {
 
     @Test("--as-of before the revocation shows the approval still in force")
     func beforeRevocation() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             for when in ["seq:2", "2026-11-20T10:29:59Z", "2026-11-20T11:30:00+01:00"] {
                 let result = try sandbox.json(["who-approved", "--ledger", ledger, "--handle", "robo_rex", "--as-of", when])
                 let records = try result.objects("records")
@@ -656,8 +639,7 @@ struct WhoApprovedTests {
 
     @Test("without --kind, the kinds the value is valid for: an email address, a phone number in any spelling")
     func kindInference() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
 
             let email = try sandbox.json(["who-approved", "--ledger", ledger, "--handle", "unknown.caller@example.com"])
             let emailKinds = try email.objects("handles").compactMap { $0.string("kind") }
@@ -696,8 +678,7 @@ struct WhoApprovedTests {
         ["--handle", "robo_rex", "--as-of", "seq:abc"],
     ])
     func usage(_ options: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["who-approved", "--ledger", ledger, "--format", "json"] + options)
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty, "\(result)")
@@ -707,8 +688,7 @@ struct WhoApprovedTests {
 
     @Test("a handle never seen: no records, exit 0")
     func neverSeen() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", "never_seen_42", "--format", "json"])
             #expect(result.status == 0, "\(result)")
             #expect(try result.json().objects("records").isEmpty)
@@ -719,8 +699,7 @@ struct WhoApprovedTests {
 
     @Test("--format table names the subject and says REVOKED")
     func table() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", "robo_rex", "--format", "table"])
             #expect(run.status == 0, "\(run)")
             #expect(run.out.contains("kid-ben"), "\(run)")
@@ -731,8 +710,7 @@ struct WhoApprovedTests {
 
     @Test("a one-hour grant ends by lapse at its until, with no event")
     func lapse() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             let lapsed = try sandbox.json(["who-approved", "--ledger", ledger, "--handle", "pixelpal", "--as-of", "seq:7"]).objects("records")
             #expect(lapsed.count == 1, "\(lapsed)")
             #expect(lapsed.first?.string("until") == "2026-11-20T11:00:00Z")
@@ -747,8 +725,7 @@ struct WhoApprovedTests {
 
     @Test("agrees with known-handles: the subjects with a record in force are those that know the handle (family-day.jsonl)")
     func familyDay() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let subjects = ["kid-ava", "kid-ben", "kid-cleo", "kid-dev"]
             var known: [String: Set<String>] = [:]
             for subject in subjects {
@@ -790,8 +767,7 @@ struct WhoApprovedTests {
 
     @Test("--format table cuts no value short (family-day.jsonl)")
     func tableWidth() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             for handle in ["+15550100102", "grandpa.joe@example.com", "Skater_Girl.99"] {
                 let run = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", handle, "--as-of", "seq:1200", "--format", "table"])
                 #expect(run.status == 0, "\(run)")

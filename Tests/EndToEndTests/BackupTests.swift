@@ -17,8 +17,7 @@ struct BackupTests {
 
     @Test("backup prints the copy's head in each format, and the copy, used as --ledger, exports and digests as the ledger does")
     func formatsAndRestore() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let head = try Self.head(of: ledger, in: sandbox)
 
             let table = try sandbox.run(["backup", "--ledger", ledger, "--out", sandbox.path("table"), "--format", "table"])
@@ -53,8 +52,7 @@ struct BackupTests {
 
     @Test("backup only reads the ledger: data.mdb's bytes and mtime, and the directory's names, are unchanged")
     func leavesTheLedgerAlone() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let file = ledger + "/data.mdb"
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             let modified = try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date
@@ -72,8 +70,7 @@ struct BackupTests {
 
     @Test("an existing DIR is wrong usage: exit 2, one line, and DIR is left as it was")
     func existingDirectory() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("decline.jsonl"))
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
             let out = sandbox.path("out")
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
             try sandbox.write("keep", to: "out/note")
@@ -102,8 +99,7 @@ struct BackupTests {
 
     @Test("past the file size limit (ulimit -f): exit 6, one line, no DIR and no temporary directory left")
     func fileSizeLimit() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let before = try sandbox.contents(of: sandbox.root)
             let out = sandbox.path("out")
             let limited = try sandbox.run(
@@ -120,8 +116,7 @@ struct BackupTests {
     @Test("on a full file system: exit 6 with 'no space left on the device', and nothing left on it",
           .enabled(if: TinyFileSystem.canMount, "needs root to mount a small tmpfs"))
     func fullFileSystem() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             try TinyFileSystem.with(bytes: 256 << 10, at: sandbox.path("tiny")) { mount in
                 let out = mount + "/backup"
                 let full = try sandbox.run(["backup", "--ledger", ledger, "--out", out])

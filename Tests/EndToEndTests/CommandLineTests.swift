@@ -173,8 +173,7 @@ struct LedgerErrorTests {
 struct TableOutputTests {
     @Test("--format table cuts no value short in questions, known-handles and permissions (family-day.jsonl)")
     func valuesWhole() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             var commands = [["questions"], ["questions", "--subject", "kid-cleo", "--state", "approved"]]
             for subject in ["kid-ava", "kid-ben", "kid-cleo", "kid-dev"] {
                 commands.append(["known-handles", "--subject", subject])

@@ -18,8 +18,7 @@ struct DiskFullTests {
 
     @Test("past the file size limit (ulimit -f), import exits 3 saying so, and the ledger is unchanged and writable")
     func fileSizeLimit() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let more = try Self.moreEvents(in: sandbox)
             let before = try sandbox.export(ledger)
             let size = try #require(try FileManager.default.attributesOfItem(atPath: ledger + "/data.mdb")[.size] as? Int)
@@ -94,8 +93,7 @@ struct DiskFullTests {
 
     @Test("past the file size limit (ulimit -f), rebuild exits 3 saying so, and the ledger is unchanged")
     func rebuildPastTheFileSizeLimit() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let before = try sandbox.export(ledger)
             let size = try #require(try FileManager.default.attributesOfItem(atPath: ledger + "/data.mdb")[.size] as? Int)
 

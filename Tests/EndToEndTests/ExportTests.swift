@@ -26,8 +26,7 @@ struct ExportTests {
 
     @Test("writes one event a line, in seq order, with seq, recordedAt and hash")
     func linesCarrySeqRecordedAtAndHash() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("late-answer.jsonl"))
+        try withFixtureLedger("late-answer.jsonl") { sandbox, ledger in
             let lines = try sandbox.export(ledger).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             #expect(lines.last?.isEmpty == true, "the export ends with a newline")
             let events = try lines.dropLast().map { line in
@@ -64,8 +63,7 @@ struct ExportTests {
 
     @Test("--after SEQ writes only the later events")
     func afterSeq() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let all = try sandbox.export(ledger).split(separator: UInt8(ascii: "\n"))
             #expect(all.count == 15)
 
@@ -109,8 +107,7 @@ struct ExportTests {
 
     @Test("a tampered export line is rejected on import", arguments: Tampering.allCases)
     func tamperedLineIsRejected(_ tampering: Tampering) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             var lines = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
             try #require(lines.count == 2)
             lines[1] = try tampering.apply(to: lines[1])

@@ -85,8 +85,7 @@ struct ImportTests {
 
     @Test("reports every rejected line, in order, not only the first")
     func reportsEveryRejectedLine() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let before = try sandbox.export(ledger)
             let file = try sandbox.write(Self.threeBadLines, to: "three-bad.jsonl")
 
@@ -158,8 +157,7 @@ struct ImportTests {
 
     @Test("rejects a missing input file without touching the ledger")
     func rejectsMissingFile() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let before = try sandbox.export(ledger)
             let missing = sandbox.path("no-such-file.jsonl")
             let result = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl"), missing])
@@ -207,8 +205,7 @@ struct ImportTests {
 
     @Test("reports parse problems and rule rejections of one run together, in input order, across chunks and files")
     func reportsEveryKindOfProblemInOrder() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let before = try sandbox.export(ledger)
             var lines = Self.goodLines(20_000)
             lines[8_999] = #"{"type":"permission.changed","id":"broken","#  // line 9000: does not parse

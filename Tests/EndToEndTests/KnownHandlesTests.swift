@@ -5,8 +5,7 @@ import Testing
 struct KnownHandlesTests {
     @Test("--format json gives asOf, subject and handles ordered by kind, then value")
     func json() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("several-handles.jsonl"))
+        try withFixtureLedger("several-handles.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["known-handles", "--subject", "kid-cleo", "--ledger", ledger, "--as-of", "seq:2"])
             #expect(Set(result.keys) == ["asOf", "subject", "handles"])
             #expect(try result.object("asOf").int("seq") == 2)
@@ -26,8 +25,7 @@ struct KnownHandlesTests {
 
     @Test("an observation is the source {observation: SEQ} and replaces what came before")
     func observationSource() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let handles = try sandbox.json(["known-handles", "--subject", "kid-ben", "--ledger", ledger, "--as-of", "seq:4"])
                 .objects("handles")
             #expect(handles.map { $0.string("value") } == ["+15550107788", "5550104477"], "robo_rex was revoked")
@@ -46,8 +44,7 @@ struct KnownHandlesTests {
 
     @Test("a time-limited approval has until, and the handle is gone once it lapses")
     func timeLimited() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             func handles(asOf when: String) throws -> [[String: Any]] {
                 try sandbox.json(["known-handles", "--subject", "kid-ben", "--ledger", ledger, "--as-of", when]).objects("handles")
             }
@@ -69,8 +66,7 @@ struct KnownHandlesTests {
 
     @Test("matches the fixture's final state for a whole day (family-day.jsonl, kid-dev)")
     func familyDay() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let handles = try sandbox.json(["known-handles", "--subject", "kid-dev", "--ledger", ledger, "--as-of", "seq:1200"])
                 .objects("handles")
             #expect(handles.map { "\($0.string("kind") ?? "") \($0.string("value") ?? "")" } == [
@@ -111,8 +107,7 @@ struct KnownHandlesTests {
 
     @Test("a subject with no events knows no handle")
     func unknownSubject() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["known-handles", "--subject", "kid-zed", "--ledger", ledger])
             #expect(try result.objects("handles").isEmpty)
             #expect(result.string("subject") == "kid-zed")

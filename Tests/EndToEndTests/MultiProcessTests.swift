@@ -22,8 +22,7 @@ import Testing
     }
 
     @Test func aReaderKilledInsideItsTransactionLeavesASlotThatTheNextOpenClears() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             // LMDB resets the reader table when no process has the ledger open, so a stale slot matters
             // (and is counted) only while another process keeps it open: the survivor.
             let survivor = try Self.blockedReader(ledger)
@@ -180,8 +179,7 @@ import Testing
     }
 
     @Test func followRejectsANonsensePollInterval() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["export", "--ledger", ledger, "--follow", "--poll", "0"])
             #expect(run.status == 2, "\(run)")
             #expect(run.err.contains("--poll"), "\(run)")

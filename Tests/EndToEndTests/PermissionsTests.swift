@@ -5,8 +5,7 @@ import Testing
 struct PermissionsTests {
     @Test("lists each permission's latest state, ordered by name, with canPrompt only in notDetermined and askAgain")
     func states() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15"])
             #expect(result.string("subject") == "kid-ava")
             #expect(try result.object("asOf").int("seq") == 15)
@@ -29,8 +28,7 @@ struct PermissionsTests {
 
     @Test("--as-of shows earlier states")
     func asOf() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let early = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:2"]).objects("permissions")
             #expect(early.map { $0.string("permission") } == ["camera"])
             #expect(early.first?.string("state") == "askAgain")
@@ -48,8 +46,7 @@ struct PermissionsTests {
         ("bluetooth,camera,contacts", false, ["bluetooth", "camera", "contacts"]),
     ])
     func require(_ names: String, _ satisfied: Bool, _ missing: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15", "--require", names])
             let require = try result.object("require")
             #expect(require.bool("satisfied") == satisfied)
@@ -60,8 +57,7 @@ struct PermissionsTests {
 
     @Test("--format csv with --require says of each permission whether it is required and missing, with a record for one never recorded")
     func requireInCSV() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--as-of", "seq:15",
                                           "--require", "bluetooth,camera,microphone", "--format", "csv"])
             #expect(result.status == 0, "\(result)")
@@ -83,8 +79,7 @@ struct PermissionsTests {
 
     @Test("an unknown permission in --require is wrong usage (exit 2)", arguments: ["camera,teleport", "Camera", "location"])
     func unknownRequiredPermission(_ names: String) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("permissions.jsonl"))
+        try withFixtureLedger("permissions.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["permissions", "--subject", "kid-ava", "--ledger", ledger, "--require", names])
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty, "\(result)")

@@ -7,8 +7,7 @@ struct QuestionTests {
 
     @Test("--format json holds every key of CLI.md with the fixture's values")
     func json() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["question", Self.approvalID, "--ledger", ledger, "--as-of", "seq:2"])
             #expect(Set(result.keys) == ["asOf", "question"])
 
@@ -53,8 +52,7 @@ struct QuestionTests {
 
     @Test("shows handles normalized, in the order of the question's people, and actions folded in EVENTS.md order")
     func normalizedHandles() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("several-handles.jsonl"))
+        try withFixtureLedger("several-handles.jsonl") { sandbox, ledger in
             let question = try sandbox.json(["question", "6A3F1C2E-000A-4000-8000-000000000001", "--ledger", ledger, "--as-of", "seq:3"])
                 .object("question")
             let handles = try question.objects("handles")
@@ -67,8 +65,7 @@ struct QuestionTests {
 
     @Test("an update question has its description, no handles and no actions")
     func updateQuestion() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("significant-update.jsonl"))
+        try withFixtureLedger("significant-update.jsonl") { sandbox, ledger in
             let question = try sandbox.json(["question", "6A3F1C2E-000B-4000-8000-000000000001", "--ledger", ledger, "--as-of", "seq:3"])
                 .object("question")
             #expect(question.string("topic") == "significantAppUpdate")
@@ -108,8 +105,7 @@ struct QuestionTests {
 
     @Test("--as-of seq:1 shows the question pending, with only its first event")
     func asOfSeq() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["question", Self.approvalID, "--ledger", ledger, "--as-of", "seq:1"])
             #expect(try result.object("asOf").int("seq") == 1)
             #expect(try result.object("asOf").string("time") == "2026-11-20T09:00:01Z")
@@ -124,8 +120,7 @@ struct QuestionTests {
 
     @Test("--as-of a time takes the events recorded by then and that time as the clock")
     func asOfTime() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("late-answer.jsonl"))
+        try withFixtureLedger("late-answer.jsonl") { sandbox, ledger in
             // Events up to seq 5 are recorded by 14:45:00Z; Q2 (expiresAt 14:40Z) is then expired by the clock.
             let result = try sandbox.json(["question", "6A3F1C2E-0005-4000-8000-000000000002", "--ledger", ledger, "--as-of", "2026-11-20T14:45:00Z"])
             #expect(try result.object("asOf").int("seq") == 5)
@@ -148,8 +143,7 @@ struct QuestionTests {
 
     @Test("a question not in the ledger is an error (exit 1), also when it was asked after the as-of point")
     func unknownQuestion() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("decline.jsonl"))
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
             let unknown = try sandbox.run(["question", "6A3F1C2E-0002-4000-8000-0000000000FF", "--ledger", ledger])
             #expect(unknown.status == 1, "\(unknown)")
             #expect(unknown.stdout.isEmpty)
@@ -163,8 +157,7 @@ struct QuestionTests {
 
     @Test("a lowercase id finds the question, written uppercase")
     func lowercaseID() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let question = try sandbox.json(["question", Self.approvalID.lowercased(), "--ledger", ledger]).object("question")
             #expect(question.string("id") == Self.approvalID)
         }
@@ -172,8 +165,7 @@ struct QuestionTests {
 
     @Test("a malformed question id is wrong usage (exit 2)", arguments: ["not-a-uuid", "6A3F1C2E-0001-4000-8000-00000000001", ""])
     func malformedID(_ id: String) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["question", id, "--ledger", ledger])
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty)
@@ -183,8 +175,7 @@ struct QuestionTests {
     @Test("a --as-of that does not parse is wrong usage (exit 2), told in one plain line",
           arguments: ["yesterday", "2026-11-20T09:00:00", "2026-11-20", "seq:", "seq:abc", "seq:-1", "2026-13-40T09:00:00Z"])
     func badAsOf(_ when: String) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("approval-messages.jsonl"))
+        try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["question", Self.approvalID, "--ledger", ledger, "--as-of", when])
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty)
@@ -200,8 +191,7 @@ struct QuestionTests {
 struct QuestionsTests {
     @Test("--subject and --state filter the list (family-day.jsonl, as of seq:1200)")
     func filters() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let all = try sandbox.json(["questions", "--ledger", ledger, "--as-of", "seq:1200"])
             #expect(try all.object("asOf").int("seq") == 1200)
             #expect(try all.object("asOf").string("time") == "2026-11-20T19:30:14.750000Z")
@@ -280,8 +270,7 @@ struct QuestionsTests {
 
     @Test("question --format csv is one RFC 4180 table: a record per event, each with the question's fields")
     func questionCSV() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("late-answer.jsonl"))
+        try withFixtureLedger("late-answer.jsonl") { sandbox, ledger in
             let id = try #require(try sandbox.json(["questions", "--ledger", ledger]).objects("questions").first?.string("id"))
             let json = try sandbox.json(["question", id, "--ledger", ledger]).object("question")
             let result = try sandbox.run(["question", id, "--ledger", ledger, "--format", "csv"])
@@ -307,8 +296,7 @@ struct QuestionsTests {
 
     @Test("an unknown --state is wrong usage (exit 2)")
     func unknownState() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("decline.jsonl"))
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["questions", "--ledger", ledger, "--state", "approve"])
             #expect(result.status == 2, "\(result)")
         }

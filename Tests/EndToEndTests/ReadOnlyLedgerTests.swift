@@ -39,8 +39,7 @@ private struct LedgerSnapshot: Equatable, CustomStringConvertible {
 struct ReadOnlyLedgerTests {
     @Test("a reading command changes neither data.mdb's bytes nor its mtime, and adds no file", arguments: auditReadingCommands)
     func leavesLedgerUnchanged(_ command: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let before = try LedgerSnapshot(ledger)
             #expect(before.names.contains("data.mdb"))
             // export has no --format; the queries are run in each format.

@@ -219,6 +219,12 @@ func withSandbox<T>(_ body: (Sandbox) throws -> T) throws -> T {
     return try body(sandbox)
 }
 
+/// A fresh sandbox whose default ledger holds the fixture `name` (such as `"late-answer.jsonl"`), imported
+/// with the tool: `body` gets the sandbox and the ledger's path.
+func withFixtureLedger<T>(_ name: String, _ body: (Sandbox, String) throws -> T) throws -> T {
+    try withSandbox { sandbox in try body(sandbox, try sandbox.ledger(importing: Fixture.path(name))) }
+}
+
 /// ``withSandbox`` for async bodies.
 func withSandboxAsync<T>(_ body: (Sandbox) async throws -> T) async throws -> T {
     let sandbox = try Sandbox()

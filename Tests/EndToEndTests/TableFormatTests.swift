@@ -16,8 +16,7 @@ struct TableFormatTests {
 
     @Test("piped, digest prints the bare digest, which replay --expect-digest takes as it is")
     func bareDigest() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path(Self.fixture))
+        try withFixtureLedger(Self.fixture) { sandbox, ledger in
             let digest = try sandbox.run(["digest", "--ledger", ledger])
             #expect(digest.status == 0, "\(digest)")
             let text = digest.out.trimmingCharacters(in: .newlines)
@@ -30,8 +29,7 @@ struct TableFormatTests {
     @Test("every command with --format: a table by default, PERMISSION_LEDGER_FORMAT sets the default, --format wins",
           arguments: commands)
     func defaults(_ command: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path(Self.fixture))
+        try withFixtureLedger(Self.fixture) { sandbox, ledger in
             let arguments = command + (command[0] == "replay" ? [] : ["--ledger", ledger])
             let table = try sandbox.run(arguments)
             #expect(table.status == 0 && !isJSON(table.out) && parseCSV(table.out) == nil, "a table: \(table)")
@@ -54,8 +52,7 @@ struct TableFormatTests {
 
     @Test("a PERMISSION_LEDGER_FORMAT that is not a format is wrong usage: exit 2, one line naming the variable")
     func badVariable() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path(Self.fixture))
+        try withFixtureLedger(Self.fixture) { sandbox, ledger in
             for command in Self.commands {
                 let arguments = command + (command[0] == "replay" ? [] : ["--ledger", ledger])
                 let run = try sandbox.run(arguments, environment: ["PERMISSION_LEDGER_FORMAT": "xml"])

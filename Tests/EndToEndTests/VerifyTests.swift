@@ -5,8 +5,7 @@ import Testing
 struct VerifyTests {
     @Test("prints ok: N events, head HASH for an intact ledger")
     func intactLedger() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             let result = try sandbox.run(["verify", "--ledger", ledger, "--format", "table"])
             #expect(result.status == 0, "\(result)")
             let match = try #require(try /^ok: (\d+) events, head ([0-9a-f]{64})$/.wholeMatch(in: result.out.trimmingCharacters(in: .newlines)), "\(result)")
@@ -19,8 +18,7 @@ struct VerifyTests {
 
     @Test("--format json gives ok, events and head")
     func json() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+        try withFixtureLedger("time-limited.jsonl") { sandbox, ledger in
             let table = try sandbox.run(["verify", "--ledger", ledger, "--format", "table"])
             let report = try sandbox.json(["verify", "--ledger", ledger])
             #expect(report.bool("ok") == true)

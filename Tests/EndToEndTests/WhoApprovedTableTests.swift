@@ -7,8 +7,7 @@ import Testing
 struct WhoApprovedTableTests {
     @Test("an approval revoked by an observation (handles-observed.jsonl): the whole table")
     func revoked() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", "robo_rex", "--as-of", "seq:4", "--format", "table"])
             #expect(run.status == 0, "\(run)")
             #expect(run.out == """
@@ -29,8 +28,7 @@ struct WhoApprovedTableTests {
 
     @Test("a handle valid as two kinds names the kind in each child's heading (handles-observed.jsonl)")
     func twoKinds() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let run = try sandbox.run(["who-approved", "--ledger", ledger, "--handle", "+1 555 010 7788", "--as-of", "seq:4", "--format", "table"])
             #expect(run.status == 0, "\(run)")
             #expect(run.outLines.first?.hasPrefix("+15550107788 (phoneNumber) or +1 555 010 7788 (custom), as of seq 4") == true, "\(run)")
@@ -44,8 +42,7 @@ struct WhoApprovedTableTests {
     @Test("many approvals and observations (family-day.jsonl): the counts agree with the JSON, NOT known first, every line a verb",
           arguments: ["robo_rex", "pixelpal", "grandpa.joe@example.com"])
     func familyDay(_ handle: String) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             let arguments = ["who-approved", "--ledger", ledger, "--handle", handle, "--as-of", "seq:1200"]
             let records = try sandbox.json(arguments).objects("records")
             let questions = Set(records.compactMap { try? $0.object("source").string("question") })
