@@ -26,6 +26,8 @@ let package = Package(
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(name: "PermissionModel"),
+        // The raw POSIX work of child processes shared by the tool and ledger-reliability: spawn, wait, forward signals.
+        .target(name: "ChildProcess"),
         .target(
             name: "PermissionLedger",
             dependencies: [
@@ -37,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "permission-ledger",
             dependencies: [
-                "PermissionLedger", "PermissionModel",
+                "ChildProcess", "PermissionLedger", "PermissionModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-reliability",
             dependencies: [
-                "PermissionLedger", "PermissionModel", "PermissionLedgerTesting",
+                "ChildProcess", "PermissionLedger", "PermissionModel", "PermissionLedgerTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

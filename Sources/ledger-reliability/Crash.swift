@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 @_spi(StorageEngine) import PermissionLedger
 import PermissionLedgerTesting
@@ -58,8 +59,8 @@ struct Crash: AsyncParsableCommand {
             let delay = Int.random(in: 0...maxDelay * 1000, using: &random)
             usleep(UInt32(delay))
             kill(pid, SIGKILL)
-            let ending = wait(for: pid)
-            guard ending == .killed(SIGKILL) else {
+            let ending = Termination.wait(for: pid)
+            guard ending == .killed(signal: SIGKILL) else {
                 let log = (try? String(contentsOfFile: "\(scratch)/writer.log", encoding: .utf8)) ?? ""
                 throw Failure("round \(round): the writer ended by itself (\(ending)) before it was killed: \(log)")
             }

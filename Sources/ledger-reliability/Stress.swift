@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 @_spi(StorageEngine) import PermissionLedger
 import PermissionLedgerTesting
@@ -56,7 +57,7 @@ struct Stress: AsyncParsableCommand {
         var readerTotals = ReaderCounts()
         var problems = totals.problems
         for (index, pid) in readerPIDs.enumerated() {
-            let ending = wait(for: pid)
+            let ending = Termination.wait(for: pid)
             let lines = wholeLines(of: "\(scratch)/reader-\(index).out")
             if let last = lines.last, let counts = ReaderCounts(line: last) {
                 readerTotals.add(counts)

@@ -66,26 +66,6 @@ func spawnSelf(_ arguments: [String], output: String) throws -> pid_t {
     return pid
 }
 
-/// How a child ended: its exit status, or the signal that killed it.
-enum Ending: Equatable, CustomStringConvertible {
-    case exited(Int32)
-    case killed(Int32)
-
-    var description: String {
-        switch self {
-        case .exited(let status): "exit status \(status)"
-        case .killed(let signal): "killed by signal \(signal)"
-        }
-    }
-}
-
-func wait(for pid: pid_t) -> Ending {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let signal = status & 0x7F
-    return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
-}
-
 /// Seconds since an arbitrary start, from the monotonic clock.
 func now() -> Double {
     var time = timespec()

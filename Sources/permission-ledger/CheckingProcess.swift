@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import PermissionLedger
 
@@ -49,6 +50,7 @@ enum CheckingProcess {
 
     /// Runs the check as the child: writes the outcome as one line on standard output and exits.
     static func runChild(path: String) -> Never {
+        // A crash of the child is expected on a damaged file: no core file for it.
         disableCoreDumps()
         dieWithParent()
         let page = mapProgressPage()
@@ -90,19 +92,6 @@ enum CheckingProcess {
         data.append(0x0A)
         FileHandle.standardOutput.write(data)
         exit(0)
-    }
-
-    /// A crash of the child is expected on a damaged file: no core file for it.
-    private static func disableCoreDumps() {
-        var limit = rlimit()
-        #if os(Linux)
-        let resource = __rlimit_resource_t(RLIMIT_CORE.rawValue)
-        #else
-        let resource = RLIMIT_CORE
-        #endif
-        guard getrlimit(resource, &limit) == 0 else { return }
-        limit.rlim_cur = 0
-        _ = setrlimit(resource, &limit)
     }
 
     /// Exits as soon as standard input, the parent's lifeline, closes.
@@ -179,46 +168,22 @@ enum CheckingProcess {
             descriptors = [out.write, err.write, life.read]
             if let page { descriptors.append(page.descriptor) }
 
-            #if canImport(Darwin)
-            var actions: posix_spawn_file_actions_t? = nil
-            var attributes: posix_spawnattr_t? = nil
-            #else
-            var actions = posix_spawn_file_actions_t()
-            var attributes = posix_spawnattr_t()
-            #endif
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, life.read, STDIN_FILENO)
-            posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO)
-            posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO)
-            if let page { posix_spawn_file_actions_adddup2(&actions, page.descriptor, 3) }
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            // The child dies of a fault whatever this process did with those signals, and has nothing blocked.
-            // Termination signals this process ignores (a background job's SIGINT, nohup's SIGHUP) stay ignored.
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGTRAP, SIGFPE, SIGSYS, SIGPIPE] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            var empty = sigset_t()
-            sigemptyset(&empty)
-            posix_spawnattr_setsigmask(&attributes, &empty)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-            let (executable, searchesPath) = Self.executable()
+            var fileActions: [FileAction] = [
+                .duplicate(life.read, as: STDIN_FILENO), .duplicate(out.write, as: STDOUT_FILENO),
+                .duplicate(err.write, as: STDERR_FILENO),
+            ]
+            if let page { fileActions.append(.duplicate(page.descriptor, as: 3)) }
             let arguments = [CommandLine.arguments.first ?? "permission-ledger", "verify", "--\(CheckingProcess.option)", "--ledger=\(path)"]
             var environment = ProcessInfo.processInfo.environment
             // The Swift runtime's crash report would be slow and is not for the user.
             environment["SWIFT_BACKTRACE"] = "enable=no"
-            let argv = arguments.map { strdup($0) } + [nil]
-            let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer { for pointer in argv + envp { free(pointer) } }
-
-            var pid: pid_t = 0
-            let status = searchesPath
-                ? posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
-                : posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-            guard status == 0 else {
+            let request = SpawnRequest(
+                executable: .own(fallbackName: "permission-ledger"), arguments: arguments, environment: environment,
+                fileActions: fileActions,
+                // The child dies of a fault whatever this process did with those signals, and has nothing blocked.
+                // Termination signals this process ignores (a background job's SIGINT, nohup's SIGHUP) stay ignored.
+                signalDefaults: [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGTRAP, SIGFPE, SIGSYS, SIGPIPE], signalMask: [])
+            guard let pid = try? request.spawn() else {
                 for descriptor in [out.read, err.read, life.write] { close(descriptor) }
                 if let page { munmap(page.address, Page.size) }
                 throw SpawnFailed()
@@ -233,19 +198,6 @@ enum CheckingProcess {
         deinit {
             for descriptor in [output, errors, lifeline] { close(descriptor) }
             if let page { munmap(page, Page.size) }
-        }
-
-        /// This executable: `/proc/self/exe` on Linux, else what the system says, else `argv[0]`.
-        private static func executable() -> (String, searchesPath: Bool) {
-            #if os(Linux)
-            if access("/proc/self/exe", X_OK) == 0 { return ("/proc/self/exe", false) }
-            #elseif canImport(Darwin)
-            var size: UInt32 = 4096
-            var buffer = [CChar](repeating: 0, count: Int(size))
-            if _NSGetExecutablePath(&buffer, &size) == 0 { return (String(cString: buffer), false) }
-            #endif
-            let first = CommandLine.arguments.first ?? "permission-ledger"
-            return (first, !first.contains("/"))
         }
 
         /// A page of a temporary file, deleted at once, shared with the child as descriptor 3.
@@ -313,11 +265,13 @@ enum CheckingProcess {
                     }
                 }
             }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let termination = Termination.wait(for: pid)
             let forwarded = SignalForwarding.stop()
-            let signal = status & 0x7F
-            let exitCode = (status >> 8) & 0xFF
+            let (signal, exitCode): (Int32, Int32) =
+                switch termination {
+                case .exited(let status): (0, status)
+                case .killed(let signal): (signal, 0)
+                }
 
             if signal != 0, let forwarded {
                 // Interrupted: die as the user asked, as a tool without a child would.
@@ -376,45 +330,3 @@ extension CheckingProcess.Outcome {
     /// `nil` when the child never got to check anything (it could not start): the caller checks in-process.
     fileprivate func unlessNeverStarted(_ neverStarted: Bool) -> Self? { neverStarted ? nil : self }
 }
-
-/// Forwards SIGINT, SIGTERM and SIGHUP to the child while it runs (those this process does not ignore), and
-/// remembers the last one.
-private enum SignalForwarding {
-    static let forwarded = [SIGINT, SIGTERM, SIGHUP]
-
-    static func start(child: pid_t) {
-        forwardingTarget = child
-        receivedSignal = 0
-        previousHandlers = forwarded.map { signal in
-            let previous = Foundation.signal(signal) { signal in
-                if forwardingTarget > 0 { kill(forwardingTarget, signal) }
-                receivedSignal = signal
-            }
-            if isIgnore(previous) { _ = Foundation.signal(signal, previous) }
-            return previous
-        }
-    }
-
-    /// Restores the dispositions; returns the signal received, if any.
-    static func stop() -> Int32? {
-        for (signal, previous) in zip(forwarded, previousHandlers) { _ = Foundation.signal(signal, previous) }
-        forwardingTarget = 0
-        return receivedSignal == 0 ? nil : receivedSignal
-    }
-
-    private static func isIgnore(_ handler: SignalHandler?) -> Bool {
-        guard let handler else { return false }
-        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
-    }
-}
-
-// Read by the signal handler: plain words of memory, set before the handler is installed.
-nonisolated(unsafe) private var forwardingTarget: pid_t = 0
-nonisolated(unsafe) private var receivedSignal: Int32 = 0
-nonisolated(unsafe) private var previousHandlers: [SignalHandler?] = []
-
-#if canImport(Glibc)
-private typealias SignalHandler = sighandler_t
-#else
-private typealias SignalHandler = sig_t
-#endif
