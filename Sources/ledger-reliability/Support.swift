@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import PermissionLedger
 import Synchronization
@@ -44,26 +45,17 @@ struct Failure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// This executable, to start children of it.
-let executablePath: String = {
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let length = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
-    return length > 0 ? String(decoding: buffer[..<length], as: UTF8.self) : CommandLine.arguments[0]
-}()
-
 /// Starts this executable with `arguments`, its standard output and error going to `output`.
 func spawnSelf(_ arguments: [String], output: String) throws -> pid_t {
-    var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let argv = ([executablePath] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, executablePath, &actions, nil, argv, environ)
-    guard status == 0 else { throw Failure("could not start \(executablePath): \(String(cString: strerror(status)))") }
-    return pid
+    let request = SpawnRequest(
+        executable: .own(fallbackName: "ledger-reliability"),
+        arguments: [CommandLine.arguments.first ?? "ledger-reliability"] + arguments,
+        fileActions: [.open(output, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644, as: 1), .duplicate(1, as: 2)])
+    do {
+        return try request.spawn()
+    } catch {
+        throw Failure(error.description)
+    }
 }
 
 /// Seconds since an arbitrary start, from the monotonic clock.
