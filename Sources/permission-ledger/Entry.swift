@@ -12,7 +12,8 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         PERMISSION_LEDGER; the default is ./permission-ledger.
 
         Exit codes: 0 success; 1 input rejected (nothing written); 2 wrong usage; 3 the ledger \
-        could not be opened or read; 4 verify found damage; 5 a digest differed from --expect-digest.
+        could not be opened or read; 4 verify found damage; 5 a digest differed from --expect-digest; \
+        6 the output could not be written (a full disk, an I/O error).
         """,
         subcommands: [
             Import.self, Export.self, Verify.self, Digest.self, Replay.self,

@@ -1,3 +1,4 @@
+import Foundation
 import PermissionLedger
 @testable import permission_ledger
 import Testing
@@ -29,5 +30,32 @@ struct ToolFailureTests {
         let failure = ToolFailure(LedgerError(.damaged, "the stored event is cut short", seq: 3))
         #expect(failure.code == .unreadable)
         #expect(failure.lines == ["seq 3: the stored event is cut short (run permission-ledger verify for a full check)"])
+    }
+
+    @Test("a backup whose copy failed on a failing disk: exit 6, and the remedy is the tool's verify command")
+    func backupStorageFailure() {
+        let failure = Backup.failure(LedgerError(
+            .storage, "/l: an input/output error (EIO): the disk failed a read or a write", remedy: .verify(path: "/l")))
+        #expect(failure.code == .outputFailed)
+        #expect(failure.code.rawValue == 6)
+        #expect(failure.lines == ["/l: an input/output error (EIO): the disk failed a read or a write; run `permission-ledger verify`"])
+    }
+
+    @Test("a backup that failed for the ledger's sake (damage) keeps the ledger's exit code")
+    func backupDamage() {
+        let failure = Backup.failure(LedgerError(.damaged, "the backup failed verification: a hash differs", seq: 3))
+        #expect(failure.code == .unreadable)
+    }
+
+    @Test("standard output that cannot be written: exit 6, one line naming standard output and why",
+          arguments: [
+              (ENOSPC, "standard output: no space left on the device; the output could not be written"),
+              (EFBIG, "standard output: the file reached this process's file size limit (ulimit -f); the output could not be written"),
+              (EIO, "standard output: an input/output error; the output could not be written"),
+          ])
+    func outputFailed(_ code: Int32, _ line: String) {
+        let failure = ToolFailure.outputFailed(errno: code)
+        #expect(failure.code.rawValue == 6)
+        #expect(failure.lines == [line])
     }
 }

@@ -17,9 +17,6 @@ struct Backup: ParsableCommand {
           permission-ledger backup --ledger family.ledger --out family.ledger.2026-11-20
         """)
 
-    /// CLI.md's exit code for output that could not be written.
-    static let outputFailed = ExitCode(6)
-
     @OptionGroup var ledger: LedgerOption
     @Option(help: ArgumentHelp("The backup's directory, which must not exist.", valueName: "DIR"))
     var out: String
@@ -39,20 +36,24 @@ struct Backup: ParsableCommand {
         do {
             head = try opened.backup(to: out)
         } catch {
-            // The ledger opened: a storage failure now is the copy's (CLI.md: exit 6, one line).
-            guard error.kind == .storage else { throw ToolFailure(error) }
-            printError(error.description)
-            throw Self.outputFailed
+            throw Self.failure(error)
         }
         switch format.resolved {
         case .json:
-            writeOut(#"{"out":\#(jsonString(out)),"seq":\#(head.seq),"head":"\#(head.hash)","verified":true}"#)
+            try writeOut(#"{"out":\#(jsonString(out)),"seq":\#(head.seq),"head":"\#(head.hash)","verified":true}"#)
         case .csv:
             var table = Table("out", "seq", "head", "verified")
             table.add(out, String(head.seq), "\(head.hash)", "true")
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
-            writeOut("backup: \(head.seq) events, head seq \(head.seq), hash \(head.hash), verified")
+            try writeOut("backup: \(head.seq) events, head seq \(head.seq), hash \(head.hash), verified")
         }
+    }
+
+    /// How a failed backup is reported. The ledger opened: a storage failure now is the copy's, output that
+    /// could not be written (docs/spec/CLI.md: exit 6, one line); any other failure is the ledger's.
+    static func failure(_ error: LedgerError) -> ToolFailure {
+        guard error.kind == .storage else { return ToolFailure(error) }
+        return ToolFailure(.outputFailed, error.toolDescription)
     }
 }

@@ -25,14 +25,14 @@ struct Diff: ParsableCommand {
         let diff = try reading(opened, asOf: fromPoint) { view in try view.diff(to: try view.at(toPoint), subject: subject) }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.diffResult(diff, includeSubject: subject == nil))
+            try writeOut(QueryJSON.diffResult(diff, includeSubject: subject == nil))
         case .csv:
             var table = Table("change", "subject", "what", "from", "to")
             for q in diff.questions { table.add("question", q.subject, q.id.uuidString, q.from?.rawValue ?? "", q.to?.rawValue ?? "") }
             for h in diff.handlesAdded { table.add("handle added", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "", "known") }
             for h in diff.handlesRemoved { table.add("handle removed", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "known", "") }
             for p in diff.permissions { table.add("permission", p.subject, p.permission.rawValue, p.from?.rawValue ?? "", p.to?.rawValue ?? "") }
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
             var text = "from seq \(diff.from.seq) (\(tableTime(diff.from.time)) UTC) to seq \(diff.to.seq) (\(tableTime(diff.to.time)) UTC)\n\n"
             var questions = Table("question", "subject", "from", "to")
@@ -53,7 +53,7 @@ struct Diff: ParsableCommand {
             var permissions = Table("subject", "permission", "from", "to")
             for p in diff.permissions { permissions.add(p.subject, p.permission.rawValue, p.from?.rawValue ?? "-", p.to?.rawValue ?? "-") }
             text += "\npermissions that changed: \(diff.permissions.count)\n" + (diff.permissions.isEmpty ? "" : permissions.text())
-            writeOut(text, terminator: "")
+            try writeOut(text, terminator: "")
         }
     }
 }

@@ -33,12 +33,12 @@ struct Digest: ParsableCommand {
             var json = JSONObjectWriter()
             json.json("asOf", QueryJSON.asOf(result.1))
             json.string("digest", result.0)
-            writeOut(json.text)
+            try writeOut(json.text)
         case .csv:
             var table = Table("asOfSeq", "asOfTime", "digest")
             table.add(String(result.1.seq), result.1.time.description, result.0)
-            writeOut(table.csv(), terminator: "")
-        case .table: writeOut(result.0)
+            try writeOut(table.csv(), terminator: "")
+        case .table: try writeOut(result.0)
         }
     }
 }

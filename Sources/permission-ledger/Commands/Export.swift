@@ -36,19 +36,21 @@ struct Export: AsyncParsableCommand {
         var out = Output()
         do {
             guard follow else {
-                try opened.export(after: after) { out.write($0) }
-                out.flush()
+                try opened.export(after: after) { try out.write($0) }
+                try out.flush()
                 return
             }
             // Catching up and following are one subscription: no event is missed or repeated between them.
             for try await event in opened.events(after: after, pollInterval: .milliseconds(Int(poll * 1000))) {
-                out.write(EventJSON.encode(event) + "\n")
-                out.flush()
+                try out.write(EventJSON.encode(event) + "\n")
+                try out.flush()
             }
         } catch {
-            out.flush()
+            // The events read before a failure are still written; the failure reported is the first one (after
+            // an output failure nothing is left to write).
+            try? out.flush()
             throw ToolFailure(error)
         }
-        out.flush()
+        try out.flush()
     }
 }

@@ -40,20 +40,20 @@ struct History: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.historyResult(events))
+            try writeOut(QueryJSON.historyResult(events))
         case .csv:
             var table = Table("seq", "type", "id", "subject", "occurredAt", "recordedAt", "questionId", "detail", "hash")
             for e in events {
                 table.add(String(e.seq ?? 0), e.type.rawValue, e.id, e.subject, e.occurredAt.description, e.recordedAt?.description ?? "",
                           e.questionID?.uuidString ?? "", summary(e), e.hash?.description ?? "")
             }
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
             var table = Table("seq", "recorded (UTC)", "type", "subject", "detail")
             for e in events {
                 table.add(String(e.seq ?? 0), tableTime(e.recordedAt), e.type.rawValue, e.subject, summary(e))
             }
-            writeOut("\(events.count) event\(events.count == 1 ? "" : "s")\n\n" + table.text(), terminator: "")
+            try writeOut("\(events.count) event\(events.count == 1 ? "" : "s")\n\n" + table.text(), terminator: "")
         }
     }
 }

@@ -25,6 +25,6 @@ struct Import: ParsableCommand {
         let input = try EventFiles.open(files)
         let opened = try ledger.openForWriting()
         let summary = try input.append(to: opened)
-        writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+        try writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
     }
 }

@@ -23,7 +23,7 @@ struct KnownHandles: ParsableCommand {
         let (handles, at) = try reading(opened, asOf: point) { (try $0.knownHandles(subject: subject), $0.point) }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.knownHandlesResult(handles, subject: subject, at: at))
+            try writeOut(QueryJSON.knownHandlesResult(handles, subject: subject, at: at))
         case .table, .csv:
             let csv = format.resolved == .csv
             var table = csv ? Table("kind", "value", "since", "until", "source") : Table("kind", "value", "since (UTC)", "until (UTC)", "source")
@@ -37,7 +37,7 @@ struct KnownHandles: ParsableCommand {
                 table.add(kind, h.handle.value, csv ? h.since.description : tableTime(h.since),
                           csv ? (h.until?.description ?? "") : tableTime(h.until), source)
             }
-            if format.resolved == .csv { writeOut(table.csv(), terminator: "") } else { writeOut("\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+            if format.resolved == .csv { try writeOut(table.csv(), terminator: "") } else { try writeOut("\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
         }
     }
 }

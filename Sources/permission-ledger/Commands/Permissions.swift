@@ -36,7 +36,7 @@ struct Permissions: ParsableCommand {
         let (permissions, at) = try reading(opened, asOf: point) { (try $0.permissions(subject: subject), $0.point) }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.permissionsResult(permissions, subject: subject, at: at, require: required))
+            try writeOut(QueryJSON.permissionsResult(permissions, subject: subject, at: at, require: required))
         case .table, .csv:
             let csv = format.resolved == .csv
             var table = csv ? Table("permission", "state", "since", "canPrompt", "cause") : Table("permission", "state", "since (UTC)", "prompt", "cause")
@@ -63,7 +63,7 @@ struct Permissions: ParsableCommand {
             if required != nil, !csv {
                 text += missing.isEmpty ? "\nrequired: satisfied\n" : "\nrequired: NOT satisfied; missing \(missing.map(\.rawValue).joined(separator: ", "))\n"
             }
-            writeOut(text, terminator: "")
+            try writeOut(text, terminator: "")
         }
     }
 }

@@ -29,7 +29,7 @@ struct Question: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.questionResult(status, at: at))
+            try writeOut(QueryJSON.questionResult(status, at: at))
         case .csv:
             // One RFC 4180 table: a record per event, each with the question's fields first.
             var table = Table("id", "subject", "topic", "description", "handles", "actions", "state", "late", "askedAt",
@@ -50,7 +50,7 @@ struct Question: ParsableCommand {
             for e in status.events {
                 table.add(row: fields + [String(e.seq), e.type.rawValue, e.id, e.occurredAt.description, e.recordedAt.description])
             }
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
             var fields = Table("field", "value")
             fields.add("id", status.question.id.uuidString)
@@ -75,7 +75,7 @@ struct Question: ParsableCommand {
             for e in status.events {
                 events.add(String(e.seq), e.type.rawValue, e.id, tableTime(e.occurredAt), tableTime(e.recordedAt))
             }
-            writeOut("as of seq \(at.seq), \(at.time)\n\n" + fields.text() + "\n" + events.text())
+            try writeOut("as of seq \(at.seq), \(at.time)\n\n" + fields.text() + "\n" + events.text())
         }
     }
 }

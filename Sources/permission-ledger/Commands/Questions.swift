@@ -25,7 +25,7 @@ struct Questions: ParsableCommand {
         let (list, at) = try reading(opened, asOf: point) { (try $0.questions(subject: subject, state: stateFilter), $0.point) }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.questionsResult(list, at: at))
+            try writeOut(QueryJSON.questionsResult(list, at: at))
         case .table, .csv:
             func about(_ q: QuestionStatus) -> String {
                 q.question.topic.handles.isEmpty ? "app update" : handlesText(q.question.topic.handles)
@@ -37,14 +37,14 @@ struct Questions: ParsableCommand {
                               q.resolvedAt?.description ?? "", q.question.expiresAt?.description ?? "", q.choice?.id ?? "",
                               q.via?.rawValue ?? "", handlesText(q.question.topic.handles))
                 }
-                writeOut(table.csv(), terminator: "")
+                try writeOut(table.csv(), terminator: "")
             } else {
                 var table = Table("id", "subject", "state", "asked (UTC)", "about")
                 for q in list {
                     table.add(q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? "*" : ""), tableTime(q.askedAt), about(q))
                 }
                 let note = list.contains(where: \.late) ? "\n* late: answered after the app stopped waiting, or recorded at or after expiry\n" : ""
-                writeOut("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n" + table.text() + note, terminator: "")
+                try writeOut("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n" + table.text() + note, terminator: "")
             }
         }
     }

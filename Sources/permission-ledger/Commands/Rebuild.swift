@@ -23,7 +23,7 @@ struct Rebuild: ParsableCommand {
     func run() throws {
         do {
             let head = try Ledger.rebuildProjections(path: ledger.path)
-            writeOut("rebuilt the projections of \(head.seq) events")
+            try writeOut("rebuilt the projections of \(head.seq) events")
         } catch {
             throw ToolFailure(error)
         }

@@ -57,13 +57,13 @@ struct Replay: ParsableCommand {
             json.string("digest", digest)
             json.string("head", "\(summary.head.hash)")
             json.integer("events", summary.head.seq)
-            writeOut(json.text)
+            try writeOut(json.text)
         case .csv:
             var table = Table("asOfSeq", "asOfTime", "digest", "head", "events")
             table.add(String(resolved.seq), resolved.time.description, digest, "\(summary.head.hash)", String(summary.head.seq))
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
-            writeOut("digest \(digest)\nhead   \(summary.head.hash) (\(summary.head.seq) events)")
+            try writeOut("digest \(digest)\nhead   \(summary.head.hash) (\(summary.head.seq) events)")
         }
         if let expectDigest, expectDigest.lowercased() != digest {
             throw ToolFailure(.digestMismatch, "digest \(digest) differs from the expected \(expectDigest)")

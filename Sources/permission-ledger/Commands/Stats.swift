@@ -22,7 +22,7 @@ struct Stats: ParsableCommand {
         let fileBytes = ((try? FileManager.default.attributesOfItem(atPath: opened.path + "/data.mdb"))?[.size] as? NSNumber)?.int64Value ?? 0
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.statisticsResult(stats, at: at, fileBytes: fileBytes))
+            try writeOut(QueryJSON.statisticsResult(stats, at: at, fileBytes: fileBytes))
         case .table, .csv:
             var table = Table("what", "count")
             table.add("events", String(stats.eventsByType.values.reduce(0, +)))
@@ -33,11 +33,11 @@ struct Stats: ParsableCommand {
             if format.resolved == .csv {
                 table.add("headSeq", String(stats.head.seq))
                 table.add("fileBytes", String(fileBytes))
-                writeOut(table.csv(), terminator: "")
+                try writeOut(table.csv(), terminator: "")
             } else {
                 let head = "head seq \(stats.head.seq), \(stats.head.recordedAt.map { "recorded \($0)" } ?? "empty")\n  hash \(stats.head.hash)\n"
                 let size = String(format: "data file %.1f MiB", Double(fileBytes) / 1_048_576)
-                writeOut("as of seq \(at.seq), \(at.time)\n\(head)\(size)\n\n" + table.text(), terminator: "")
+                try writeOut("as of seq \(at.seq), \(at.time)\n\(head)\(size)\n\n" + table.text(), terminator: "")
             }
         }
     }

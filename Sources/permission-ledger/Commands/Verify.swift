@@ -40,12 +40,12 @@ struct Verify: ParsableCommand {
                 } else {
                     json.string("head", head)
                 }
-                writeOut(json.text)
+                try writeOut(json.text)
             case .csv:
-                writeOut(Self.csv(ok: problem == nil, events: events, head: problem == nil ? head : nil,
+                try writeOut(Self.csv(ok: problem == nil, events: events, head: problem == nil ? head : nil,
                                   damagedSeq: problem == nil ? nil : damagedSeq ?? 1, problem: problem), terminator: "")
             case .table:
-                if problem == nil { writeOut("ok: \(events) events, head \(head)") }
+                if problem == nil { try writeOut("ok: \(events) events, head \(head)") }
             }
             if let problem {
                 throw ToolFailure(.damaged, "seq \(damagedSeq ?? 1): \(problem)")
@@ -60,9 +60,9 @@ struct Verify: ParsableCommand {
                 json.integer("events", UInt64?.none)
                 json.integer("damagedSeq", seq ?? 1)
                 json.string("problem", message)
-                writeOut(json.text)
+                try writeOut(json.text)
             case .csv:
-                writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq ?? 1, problem: message), terminator: "")
+                try writeOut(Self.csv(ok: false, events: nil, head: nil, damagedSeq: seq ?? 1, problem: message), terminator: "")
             case .table:
                 break
             }

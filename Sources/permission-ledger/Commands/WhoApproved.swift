@@ -45,7 +45,7 @@ struct WhoApproved: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            writeOut(QueryJSON.handleRecordsResult(records, handle: handles, at: at))
+            try writeOut(QueryJSON.handleRecordsResult(records, handle: handles, at: at))
         case .csv:
             var table = Table("subject", "kind", "value", "seq", "known", "since", "until", "source", "choice", "via", "endedBy", "endedAt", "endedSeq")
             for r in records {
@@ -57,9 +57,9 @@ struct WhoApproved: ParsableCommand {
                           r.until?.description ?? "", source, r.question?.choice?.id ?? "", r.question?.via?.rawValue ?? "",
                           r.ended?.cause.rawValue ?? "", r.ended?.at.description ?? "", r.ended?.seq.map(String.init) ?? "")
             }
-            writeOut(table.csv(), terminator: "")
+            try writeOut(table.csv(), terminator: "")
         case .table:
-            writeOut(Self.text(records, handles: handles, at: at), terminator: "")
+            try writeOut(Self.text(records, handles: handles, at: at), terminator: "")
         }
     }
 

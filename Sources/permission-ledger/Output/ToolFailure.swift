@@ -9,6 +9,7 @@ enum ToolExit: Int32 {
     case unreadable = 3
     case damaged = 4
     case digestMismatch = 5
+    case outputFailed = 6
 }
 
 /// A failure to report: one line a problem, then exit with its code.
@@ -24,6 +25,19 @@ struct ToolFailure: Error {
     init(_ code: ToolExit, lines: [String]) {
         self.code = code
         self.lines = lines
+    }
+
+    /// Standard output could not be written: one line saying why, exit 6 (docs/spec/CLI.md, "Common").
+    /// - Parameter code: the `errno` of the write that failed.
+    static func outputFailed(errno code: Int32) -> ToolFailure {
+        let why = switch code {
+        case ENOSPC: "no space left on the device"
+        case EFBIG: "the file reached this process's file size limit (ulimit -f)"
+        case EDQUOT: "the disk quota is used up"
+        case EIO: "an input/output error"
+        default: String(cString: strerror(code))
+        }
+        return ToolFailure(.outputFailed, "standard output: \(why); the output could not be written")
     }
 
     /// Maps a ledger error to its exit code. Damage is exit 4 only when `verify` finds it (``Verify`` says so

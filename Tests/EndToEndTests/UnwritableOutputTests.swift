@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Every reading command, with arguments that make it read handles-observed.jsonl's ledger and find something.
+private let readingCommands: [[String]] = [
+    ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
+    ["questions"],
+    ["known-handles", "--subject", "kid-ben"],
+    ["permissions", "--subject", "kid-ben", "--require", "camera"],
+    ["history", "--subject", "kid-ben", "--from", "seq:2"],
+    ["diff", "--from", "seq:1", "--to", "seq:4"],
+    ["stats"],
+    ["who-approved", "--handle", "robo_rex"],
+    ["verify"],
+    ["digest"],
+]
+
+/// The formats of a query.
+private let formats = ["table", "json", "csv"]
+
+/// Runs the tool as `launcher` with standard output on /dev/full, where every write fails with ENOSPC.
+private let onFullDevice = ["/bin/sh", "-c", #"exec "$0" "$@" > /dev/full"#]
+
+/// The one line of a command whose standard output could not be written.
+private let outputFailedLine = "standard output: no space left on the device; the output could not be written"
+
+/// Output that cannot be written (docs/spec/CLI.md, "Common"): exit 6, said in one line, never a crash.
+@Suite("standard output on a full device", .timeLimit(.minutes(10)),
+       .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
+struct UnwritableOutputTests {
+    /// A run whose output could not be written: exit 6 with the one line, not a signal.
+    static func expectOutputFailed(_ result: ToolRun, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!result.crashed, "\(result)", sourceLocation: sourceLocation)
+        #expect(result.status == 6, "\(result)", sourceLocation: sourceLocation)
+        #expect(result.errorLines == [outputFailedLine], "\(result)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a query in each format exits 6 with one line", arguments: readingCommands)
+    func query(_ command: [String]) throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+            for format in formats {
+                let result = try sandbox.run(command + ["--ledger", ledger, "--format", format], launcher: onFullDevice)
+                Self.expectOutputFailed(result)
+            }
+        }
+    }
+
+    @Test("export, which writes in chunks from inside a read transaction, exits 6 with one line")
+    func export() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger], launcher: onFullDevice))
+            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger, "--after", "1199"], launcher: onFullDevice))
+        }
+    }
+
+    @Test("replay exits 6 with one line", arguments: formats)
+    func replay(_ format: String) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["replay", Fixture.path("decline.jsonl"), "--format", format], launcher: onFullDevice)
+            Self.expectOutputFailed(result)
+        }
+    }
+
+    /// The copy is complete and verified before the summary is printed: a summary that cannot be written leaves
+    /// DIR in place, usable.
+    @Test("backup exits 6 with one line when its summary cannot be written, and DIR is a verified copy", arguments: formats)
+    func backup(_ format: String) throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+            let out = sandbox.path("copy")
+            let result = try sandbox.run(["backup", "--ledger", ledger, "--out", out, "--format", format], launcher: onFullDevice)
+            Self.expectOutputFailed(result)
+            #expect(try sandbox.run(["verify", "--ledger", out]).status == 0)
+            #expect(try sandbox.export(out) == sandbox.export(ledger))
+        }
+    }
+
+    /// The events are stored before the summary is printed: the output failed, not the import.
+    @Test("import exits 6 with one line when its summary cannot be written; the events are stored")
+    func importSummary() throws {
+        try withSandbox { sandbox in
+            let ledger = sandbox.path("ledger")
+            let result = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl")], launcher: onFullDevice)
+            Self.expectOutputFailed(result)
+            let again = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl")])
+            #expect(again.status == 0, "\(again)")
+            #expect(again.out.hasPrefix("imported 0 events, "), "every event was stored by the first run: \(again)")
+        }
+    }
+}
