@@ -37,8 +37,10 @@ struct OutputHygieneTests {
         #expect(!splitsLines(writer.text))
         let decoded = try JSONSerialization.jsonObject(with: Data("[\(writer.text)]".utf8)) as? [String]
         #expect(decoded == [value])
-        // The tool's own JSON strings (verify's problem) follow the same rules.
-        #expect(jsonString(value) == writer.text)
+        // The tool's own JSON objects (verify's problem, backup's out) follow the same rules.
+        var object = JSONObjectWriter()
+        object.string("problem", value)
+        #expect(object.text == #"{"problem":"# + writer.text + "}")
     }
 
     // MARK: Tables, CSV and JSON of a ledger holding hostile free text

@@ -40,7 +40,12 @@ struct Backup: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            try writeOut(#"{"out":\#(jsonString(out)),"seq":\#(head.seq),"head":"\#(head.hash)","verified":true}"#)
+            var json = JSONObjectWriter()
+            json.string("out", out)
+            json.integer("seq", head.seq)
+            json.string("head", "\(head.hash)")
+            json.bool("verified", true)
+            try writeOut(json.text)
         case .csv:
             var table = Table("out", "seq", "head", "verified")
             table.add(out, String(head.seq), "\(head.hash)", "true")
