@@ -2,7 +2,7 @@ import Foundation
 import PermissionLedger
 import PermissionModel
 
-/// A scenario of permission events in the JSON Lines form of EVENTS.md, read from a file or a string.
+/// A scenario of permission events in the JSON Lines form of docs/spec/EVENTS.md, read from a file or a string.
 ///
 /// Blank lines and `#` comments are skipped; every other line must decode as an event. The line each event
 /// came from is kept, so that a rejection at replay names the line, as the `permission-ledger` tool does.

@@ -73,7 +73,7 @@ public func validateText(_ value: String, field: String, maxBytes: Int) throws(P
     }
 }
 
-/// Checks an identifier as EVENTS.md "Text" asks of new events: an event's `id` and `subject`, a `custom`
+/// Checks an identifier as docs/spec/EVENTS.md "Text" asks of new events: an event's `id` and `subject`, a `custom`
 /// handle's value, a choice's id, an erasure's reference. 1 to `maxBytes` bytes, and no character of Unicode's
 /// general categories Cc, Cf, Zl and Zp, so that two identifiers that look alike on a screen are alike in bytes.
 ///
@@ -91,7 +91,7 @@ package func validateIdentifier(_ value: String, field: String, maxBytes: Int = 
     }
 }
 
-/// Checks free text as EVENTS.md "Text" asks of new events (names, choice titles, a description, an error's
+/// Checks free text as docs/spec/EVENTS.md "Text" asks of new events (names, choice titles, a description, an error's
 /// message): any character but C0 controls other than tab and line feed, DEL and C1 controls.
 ///
 /// The message names the offending character by its code point, never the text: free text is personal.

@@ -22,7 +22,7 @@ public struct PermissionChoice: Hashable, Sendable, Identifiable {
     /// Validates a choice.
     ///
     /// - Throws: ``PermissionModelError`` for an empty id or title, an id holding a control, format or
-    ///   separator character, a title holding a control character other than tab and line feed (EVENTS.md
+    ///   separator character, a title holding a control character other than tab and line feed (docs/spec/EVENTS.md
     ///   "Text"), or a `grantSeconds` that is not positive or is given on a denial.
     public init(id: String, title: String, answer: Answer, grantSeconds: Int64? = nil) throws(PermissionModelError) {
         try validateIdentifier(id, field: "id")

@@ -27,7 +27,7 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         // default SIGXFSZ killing it.
         signal(SIGXFSZ, SIG_IGN)
         guard CommandLine.arguments.count > 1 else {
-            // No command at all is wrong usage, as a missing argument is (CLI.md): exit 2, not the help with 0.
+            // No command at all is wrong usage, as a missing argument is (docs/spec/CLI.md): exit 2, not the help with 0.
             let commands = configuration.subcommands.map { $0._commandName }.joined(separator: ", ")
             printError("usage: a command is missing; one of \(commands) (see permission-ledger --help)")
             Foundation.exit(2)

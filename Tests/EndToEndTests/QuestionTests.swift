@@ -5,7 +5,7 @@ import Testing
 struct QuestionTests {
     static let approvalID = "6A3F1C2E-0001-4000-8000-000000000001"
 
-    @Test("--format json holds every key of CLI.md with the fixture's values")
+    @Test("--format json holds every key of docs/spec/CLI.md with the fixture's values")
     func json() throws {
         try withFixtureLedger("approval-messages.jsonl") { sandbox, ledger in
             let result = try sandbox.json(["question", Self.approvalID, "--ledger", ledger, "--as-of", "seq:2"])
@@ -50,7 +50,7 @@ struct QuestionTests {
         }
     }
 
-    @Test("shows handles normalized, in the order of the question's people, and actions folded in EVENTS.md order")
+    @Test("shows handles normalized, in the order of the question's people, and actions folded in docs/spec/EVENTS.md order")
     func normalizedHandles() throws {
         try withFixtureLedger("several-handles.jsonl") { sandbox, ledger in
             let question = try sandbox.json(["question", "6A3F1C2E-000A-4000-8000-000000000001", "--ledger", ledger, "--as-of", "seq:3"])

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Two oracles:
 /// - a ledger that holds only the first N events (the library's own projector, but no history to index);
-/// - ``ReferenceModel``, an independent fold of the events written here from EVENTS.md's "State" rules,
+/// - ``ReferenceModel``, an independent fold of the events written here from docs/spec/EVENTS.md's "State" rules,
 ///   which shares no code with the library's projector.
 @Suite struct AsOfCorrectnessTests {
     // MARK: Which points to check
@@ -411,7 +411,7 @@ struct StateAnswers: Equatable {
 
 // MARK: - The reference model
 
-/// EVENTS.md's "State" section, implemented directly and naively over decoded events, in `seq` order.
+/// docs/spec/EVENTS.md's "State" section, implemented directly and naively over decoded events, in `seq` order.
 /// It shares nothing with the library's projector or storage: it is the oracle the indexed answers are checked against.
 struct ReferenceModel {
     struct Question {

@@ -318,7 +318,7 @@ import Testing
             let same = Self.parts(try Self.diff(ledger, from: .seq(7), to: .seq(7)))
             #expect(same.questions.isEmpty && same.added.isEmpty && same.removed.isEmpty && same.permissions.isEmpty)
 
-            // The JSON form (CLI.md): subject on each handle and permission only without a subject filter.
+            // The JSON form (docs/spec/CLI.md): subject on each handle and permission only without a subject filter.
             let benJSON = QueryJSON.diffResult(try Self.diff(ledger, from: .seq(4), to: .seq(12), subject: "kid-ben"), includeSubject: false)
             #expect(benJSON == #"{"from":{"seq":4,"time":"2026-11-20T09:03:01Z"},"to":{"seq":12,"time":"2026-11-20T10:10:01Z"},"#
                 + #""questions":[{"id":"A0D17000-0000-4000-8000-000000000004","subject":"kid-ben","from":null,"to":"canceled"}],"#

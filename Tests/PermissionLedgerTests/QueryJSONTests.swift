@@ -4,7 +4,7 @@ import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
-/// The JSON shapes of CLI.md, as ``QueryJSON`` writes them.
+/// The JSON shapes of docs/spec/CLI.md, as ``QueryJSON`` writes them.
 @Suite struct QueryJSONTests {
     @Test func questionResult() async throws {
         try await withLedger { ledger async throws in

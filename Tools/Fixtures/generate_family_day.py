@@ -2,10 +2,10 @@
 """Generate Fixtures/family-day.jsonl: one family's day, deterministically.
 
 Four children (kid-ava, kid-ben, kid-cleo, kid-dev) on 2026-11-20, 07:00Z to
-about 21:30Z, with every event type of EVENTS.md interleaved. The generator
+about 21:30Z, with every event type of docs/spec/EVENTS.md interleaved. The generator
 keeps the acceptance state (question states, ids, expiry, recordedAt order) so
 that it emits only events that are accepted, and it keeps the derived state
-(EVENTS.md "State") so that it can write the expected final state into the
+(docs/spec/EVENTS.md "State") so that it can write the expected final state into the
 file's header comments.
 
 Usage: python3 Tools/Fixtures/generate_family_day.py [OUTPUT]   (default:
@@ -144,7 +144,7 @@ def fmt(dt):
 
 
 def fmt_out(dt):
-    """As EVENTS.md writes times back: six fractional digits when not zero."""
+    """As docs/spec/EVENTS.md writes times back: six fractional digits when not zero."""
     if dt is None:
         return "null"
     s = dt.strftime("%Y-%m-%dT%H:%M:%S")

@@ -798,7 +798,7 @@ def observed_permission_cases():
 
 
 def text_cases():
-    """EVENTS.md "Text": identifiers hold no character of Cc, Cf, Zl or Zp; free text no control character
+    """docs/spec/EVENTS.md "Text": identifiers hold no character of Cc, Cf, Zl or Zp; free text no control character
     but tab and line feed. Messages name the character by its code point, never the value."""
     g = "text/"
     ident = "; identifiers may not hold control, format or separator characters"

@@ -33,7 +33,7 @@ FixtureExpectationTests.swift run the checks.
 
 This script runs the real tool and writes what it prints. The expected files pin
 behaviour down: review every changed line of `git diff Fixtures/` against the
-fixture's header comments and EVENTS.md before committing it; a wrong output is
+fixture's header comments and docs/spec/EVENTS.md before committing it; a wrong output is
 a bug to fix, not a result to pin.
 
 Usage: python3 Tools/Fixtures/make_expected.py [--tool PATH] [NAME ...]

@@ -1,7 +1,7 @@
 import Foundation
 import PermissionModel
 
-/// Reads and writes events in the JSON Lines form of EVENTS.md.
+/// Reads and writes events in the JSON Lines form of docs/spec/EVENTS.md.
 public enum EventJSON {
     /// The longest line accepted, in bytes.
     public static let maxLineBytes = 1 << 20

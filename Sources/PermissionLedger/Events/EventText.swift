@@ -2,7 +2,7 @@ import Foundation
 import PermissionModel
 
 extension PermissionEvent {
-    /// Checks the text rules of EVENTS.md "Text", which every event appended from now on meets, however it was
+    /// Checks the text rules of docs/spec/EVENTS.md "Text", which every event appended from now on meets, however it was
     /// made (read from JSON Lines or built in Swift): identifiers (`id`, `subject`, handle values, choice ids,
     /// `choiceId`) hold no character of the general categories Cc, Cf, Zl and Zp; free text (names, choice
     /// titles, a description, an error's message) holds no control character other than tab and line feed.

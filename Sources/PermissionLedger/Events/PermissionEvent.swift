@@ -5,7 +5,7 @@ import PermissionModel
 ///
 /// The envelope (`id`, `subject`, `occurredAt`, `recordedAt`) is common to every event; ``payload`` holds
 /// what is particular to its ``EventType``. `recordedAt`, `seq` and `hash` are assigned by the ledger when the
-/// event is appended; on input they may be given (see EVENTS.md) and are then checked.
+/// event is appended; on input they may be given (see docs/spec/EVENTS.md) and are then checked.
 public struct PermissionEvent: Hashable, Sendable {
     /// The event's id, unique in the ledger: the idempotency key.
     public var id: String
@@ -23,7 +23,7 @@ public struct PermissionEvent: Hashable, Sendable {
     public var payload: Payload
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
-    /// when given, the ledger checks them instead (see EVENTS.md). The payload's rules are checked on append.
+    /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.
     public init(
         id: String, subject: String, occurredAt: Timestamp, recordedAt: Timestamp? = nil,
         seq: UInt64? = nil, hash: ChainHash? = nil, payload: Payload
@@ -81,7 +81,7 @@ public struct PermissionEvent: Hashable, Sendable {
 }
 
 extension PermissionEvent.Payload {
-    /// A `handles.observed` payload checked as EVENTS.md requires: `checked` is not empty and `known` is a
+    /// A `handles.observed` payload checked as docs/spec/EVENTS.md requires: `checked` is not empty and `known` is a
     /// subset of it; repeated handles are folded, as the JSON form does.
     ///
     /// - Throws: ``/PermissionModel/PermissionModelError`` naming `checked` or `known[i]`.

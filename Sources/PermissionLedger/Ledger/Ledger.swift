@@ -203,7 +203,7 @@ public final class Ledger: Sendable {
 
     /// Appends a batch of events, all or nothing, and returns once they are durable on disk.
     ///
-    /// Every acceptance rule of EVENTS.md is checked against the state left by the events before it.
+    /// Every acceptance rule of docs/spec/EVENTS.md is checked against the state left by the events before it.
     /// Duplicates (the same id and content, or the same answer again) are accepted as no-ops.
     ///
     /// Calls from many tasks at once are committed together (group commit): the ledger's writer thread

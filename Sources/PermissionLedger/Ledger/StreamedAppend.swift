@@ -35,7 +35,7 @@ extension Ledger {
     /// summary holds counts, not an outcome per event). Blocks the calling thread until the events are
     /// durable, like ``appendSynchronously(_:maxRejections:progress:)``.
     ///
-    /// Each event is checked against every rule of EVENTS.md, as left by the events before it, as soon as
+    /// Each event is checked against every rule of docs/spec/EVENTS.md, as left by the events before it, as soon as
     /// it is pulled. Duplicates are accepted as no-ops. After a rejection the following events are still
     /// checked, so that one run reports many problems, until `maxRejections` are rejected; then the
     /// transaction is aborted. The write transaction is that of any synchronous append: it waits for the

@@ -19,7 +19,7 @@ public struct RecordedResponse: Hashable, Sendable {
     public var recordedAt: Timestamp
     /// The answer's position in the log.
     public var seq: UInt64
-    /// Whether the answer came after the question expired (see EVENTS.md).
+    /// Whether the answer came after the question expired (see docs/spec/EVENTS.md).
     public var late: Bool
 }
 

@@ -9,7 +9,7 @@ public struct AsOfPoint: Hashable, Sendable {
     public var time: Timestamp
 }
 
-/// Which point of the log a query is asked as of. See "As of" in EVENTS.md.
+/// Which point of the log a query is asked as of. See "As of" in docs/spec/EVENTS.md.
 public enum AsOf: Hashable, Sendable, CustomStringConvertible {
     /// All events; the clock is now.
     case now

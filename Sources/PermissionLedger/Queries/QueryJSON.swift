@@ -1,7 +1,7 @@
 import Foundation
 import PermissionModel
 
-/// The JSON forms of query results fixed by CLI.md. Keys are written in a fixed order.
+/// The JSON forms of query results fixed by docs/spec/CLI.md. Keys are written in a fixed order.
 public enum QueryJSON {
     /// `{"seq":N,"time":T}`: the point a query result answers for.
     public static func asOf(_ point: AsOfPoint) -> String {

@@ -1,7 +1,7 @@
 import Foundation
 import PermissionModel
 
-/// The acceptance rules of EVENTS.md and the projections they drive, applied one event at a time.
+/// The acceptance rules of docs/spec/EVENTS.md and the projections they drive, applied one event at a time.
 @_spi(StorageEngine) public struct Projector<Store: ProjectionStore> {
     public let store: Store
     public var head: LogHead
@@ -52,7 +52,7 @@ import PermissionModel
         }
         let recordedAt: Timestamp
         if let given = input.recordedAt {
-            // A response delivered again is a no-op (EVENTS.md) before it is an event out of order: its
+            // A response delivered again is a no-op (docs/spec/EVENTS.md) before it is an event out of order: its
             // `recordedAt` may well be older than the head's, as a redelivered event's may (`Idempotency comes
             // first` in docs/DECISIONS.md).
             if let previous = head.recordedAt, given < previous {
@@ -164,7 +164,7 @@ import PermissionModel
 
     /// The rules of the JSON form that a value made in Swift could break, and the same normalization
     /// (duplicate handles in an observation folded), so that what is stored always exports and re-imports.
-    /// `appending` is `false` when the event is replayed from the log: the text rules of EVENTS.md "Text"
+    /// `appending` is `false` when the event is replayed from the log: the text rules of docs/spec/EVENTS.md "Text"
     /// apply to events appended from now on, and stored events are read as they were accepted.
     static func checkShape(_ event: inout PermissionEvent, appending: Bool, reject: (String) -> EventRejection) throws {
         // Field by field, not over an array of them: this runs for every event appended or replayed.

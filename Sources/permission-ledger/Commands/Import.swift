@@ -7,7 +7,7 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append the events of JSON Lines files to the ledger, all or nothing.",
         discussion: """
-        Each line is one event in the form of EVENTS.md. If any line is rejected, nothing from \
+        Each line is one event in the form of docs/spec/EVENTS.md. If any line is rejected, nothing from \
         this call is written and every rejected line is reported (up to 100) as FILE:LINE: reason. \
         Events already in the ledger (same id, same content) are counted as duplicates. \
         The files are read line by line, so memory stays bounded however large they are.

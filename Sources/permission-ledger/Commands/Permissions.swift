@@ -56,7 +56,7 @@ struct Permissions: ParsableCommand {
                 for p in missing where !permissions.contains(where: { $0.permission == p }) {
                     table.add(row: [p.rawValue, "", "", "", "", "true", "true"])
                 }
-                // Still ordered by permission, by code point, as CLI.md orders them.
+                // Still ordered by permission, by code point, as docs/spec/CLI.md orders them.
                 table.rows.sort { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }
             }
             var text = csv ? table.csv() : "\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text()

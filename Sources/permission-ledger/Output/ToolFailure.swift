@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import PermissionLedger
 
-/// The exit codes of CLI.md.
+/// The exit codes of docs/spec/CLI.md.
 enum ToolExit: Int32 {
     case rejected = 1
     case usage = 2
