@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
+/// Stands for a directory that does not exist yet in a command's arguments (`backup --out DIR`): each run of the
+/// command gets a new one, in the sandbox but outside the working directory.
+private let newDirectory = "<new directory>"
+
 /// Every reading command, with arguments that make it read handles-observed.jsonl's ledger and find something.
+/// `backup` reads the ledger it copies, and writes only into its new DIR.
 private let auditReadingCommands: [[String]] = [
     ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
     ["questions"],
@@ -14,7 +19,15 @@ private let auditReadingCommands: [[String]] = [
     ["export"],
     ["verify"],
     ["digest"],
+    ["backup", "--out", newDirectory],
 ]
+
+extension Sandbox {
+    /// `command` with each ``newDirectory`` replaced by a new path in the sandbox.
+    fileprivate func fresh(_ command: [String]) -> [String] {
+        command.map { $0 == newDirectory ? path("new-\(UUID().uuidString)") : $0 }
+    }
+}
 
 /// What a reading command must leave as it was: the data file's bytes and modification time, and the names in
 /// the ledger's directory.
@@ -46,7 +59,7 @@ struct ReadOnlyLedgerTests {
             let formats: [[String]] = command == ["export"] ? [[]] : [["--format", "json"], ["--format", "table"], ["--format", "csv"]]
             for format in formats {
                 let shown = (command + format).joined(separator: " ")
-                let result = try sandbox.run(command + ["--ledger", ledger] + format)
+                let result = try sandbox.run(sandbox.fresh(command) + ["--ledger", ledger] + format)
                 #expect(result.status == 0, "\(result)")
                 #expect(!result.crashed)
                 let after = try LedgerSnapshot(ledger)
@@ -63,7 +76,7 @@ struct ReadOnlyLedgerTests {
     func missingLedger(_ command: [String]) throws {
         try withSandbox { sandbox in
             let missing = sandbox.path("missing")
-            let result = try sandbox.run(command + ["--ledger", missing])
+            let result = try sandbox.run(sandbox.fresh(command) + ["--ledger", missing])
             #expect(result.status == 3, "\(result)")
             #expect(result.errorLines.count == 1, "one line: \(result)")
             #expect(result.err.contains(missing), "names the ledger: \(result)")
@@ -71,13 +84,14 @@ struct ReadOnlyLedgerTests {
             #expect(!FileManager.default.fileExists(atPath: missing), "not created")
 
             // Nor the default ledger, ./permission-ledger, nor one named by $PERMISSION_LEDGER.
-            let byDefault = try sandbox.run(command)
+            let byDefault = try sandbox.run(sandbox.fresh(command))
             #expect(byDefault.status == 3, "\(byDefault)")
             #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "no ./permission-ledger")
             let named = sandbox.path("from-environment")
-            let fromEnvironment = try sandbox.run(command, environment: ["PERMISSION_LEDGER": named])
+            let fromEnvironment = try sandbox.run(sandbox.fresh(command), environment: ["PERMISSION_LEDGER": named])
             #expect(fromEnvironment.status == 3, "\(fromEnvironment)")
             #expect(!FileManager.default.fileExists(atPath: named), "not created")
+            #expect(try sandbox.contents(of: sandbox.root) == ["cwd", "io", "tmp"], "nothing created (backup: no DIR)")
         }
     }
 }
