@@ -72,7 +72,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["PermissionLedger", "PermissionModel", "permission-ledger", "family-simulation", "ledger-reliability"]
+            dependencies: [
+                "ChildProcess", "PermissionLedger", "PermissionModel", "permission-ledger", "family-simulation",
+                "ledger-reliability",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
