@@ -50,6 +50,18 @@ struct BackupTests {
         }
     }
 
+    @Test("backup's JSON is one line: out, seq, head and verified in that order, out escaped as JSON")
+    func jsonBytes() throws {
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
+            let head = try Self.head(of: ledger, in: sandbox)
+            let out = sandbox.path(#"copy "1" \ é"#)
+            let result = try sandbox.run(["backup", "--ledger", ledger, "--out", out, "--format", "json"])
+            #expect(result.status == 0, "\(result)")
+            let escaped = sandbox.path(#"copy \"1\" \\ é"#)
+            #expect(result.out == #"{"out":""# + escaped + #"","seq":6,"head":""# + head + #"","verified":true}"# + "\n", "\(result)")
+        }
+    }
+
     @Test("backup only reads the ledger: data.mdb's bytes and mtime, and the directory's names, are unchanged")
     func leavesTheLedgerAlone() throws {
         try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
