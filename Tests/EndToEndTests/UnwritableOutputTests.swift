@@ -37,8 +37,7 @@ struct UnwritableOutputTests {
 
     @Test("a query in each format exits 6 with one line", arguments: readingCommands)
     func query(_ command: [String]) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             for format in formats {
                 let result = try sandbox.run(command + ["--ledger", ledger, "--format", format], launcher: onFullDevice)
                 Self.expectOutputFailed(result)
@@ -46,12 +45,15 @@ struct UnwritableOutputTests {
         }
     }
 
-    @Test("export, which writes in chunks from inside a read transaction, exits 6 with one line")
+    @Test("export, which writes in chunks from inside a read transaction, exits 6 with one line; --follow too")
     func export() throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
             Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger], launcher: onFullDevice))
             Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger, "--after", "1199"], launcher: onFullDevice))
+            // The kill is a safety net against a follow that would go on writing into nothing, not a timing assertion.
+            let follow = try sandbox.run(["export", "--ledger", ledger, "--follow"], launcher: onFullDevice, killAfter: 300)
+            #expect(!follow.timedOut, "\(follow)")
+            Self.expectOutputFailed(follow)
         }
     }
 
@@ -67,8 +69,7 @@ struct UnwritableOutputTests {
     /// DIR in place, usable.
     @Test("backup exits 6 with one line when its summary cannot be written, and DIR is a verified copy", arguments: formats)
     func backup(_ format: String) throws {
-        try withSandbox { sandbox in
-            let ledger = try sandbox.ledger(importing: Fixture.path("handles-observed.jsonl"))
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let out = sandbox.path("copy")
             let result = try sandbox.run(["backup", "--ledger", ledger, "--out", out, "--format", format], launcher: onFullDevice)
             Self.expectOutputFailed(result)
