@@ -21,11 +21,17 @@ private let formats = ["table", "json", "csv"]
 /// Runs the tool as `launcher` with standard output on /dev/full, where every write fails with ENOSPC.
 private let onFullDevice = ["/bin/sh", "-c", #"exec "$0" "$@" > /dev/full"#]
 
+/// Runs the tool as `launcher` with standard error on /dev/full.
+private let errorsOnFullDevice = ["/bin/sh", "-c", #"exec "$0" "$@" 2> /dev/full"#]
+
+/// Runs the tool as `launcher` with both standard output and standard error on /dev/full.
+private let bothOnFullDevice = ["/bin/sh", "-c", #"exec "$0" "$@" > /dev/full 2> /dev/full"#]
+
 /// The one line of a command whose standard output could not be written.
 private let outputFailedLine = "standard output: no space left on the device; the output could not be written"
 
 /// Output that cannot be written (docs/spec/CLI.md, "Common"): exit 6, said in one line, never a crash.
-@Suite("standard output on a full device", .timeLimit(.minutes(10)),
+@Suite("output on a full device", .timeLimit(.minutes(10)),
        .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
 struct UnwritableOutputTests {
     /// A run whose output could not be written: exit 6 with the one line, not a signal.
@@ -88,6 +94,22 @@ struct UnwritableOutputTests {
             let again = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl")])
             #expect(again.status == 0, "\(again)")
             #expect(again.out.hasPrefix("imported 0 events, "), "every event was stored by the first run: \(again)")
+        }
+    }
+
+    /// With nowhere to say what went wrong, the exit code still says it.
+    @Test("with standard error on /dev/full too, a failure is its exit code alone, not a crash")
+    func errorsUnwritable() throws {
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
+            let missing = try sandbox.run(["questions", "--ledger", sandbox.path("missing")], launcher: errorsOnFullDevice)
+            #expect(!missing.crashed, "\(missing)")
+            #expect(missing.status == 3, "\(missing)")
+            let usage = try sandbox.run(["questions", "--no-such-option"], launcher: errorsOnFullDevice)
+            #expect(!usage.crashed, "\(usage)")
+            #expect(usage.status == 2, "\(usage)")
+            let both = try sandbox.run(["export", "--ledger", ledger], launcher: bothOnFullDevice)
+            #expect(!both.crashed, "\(both)")
+            #expect(both.status == 6, "\(both)")
         }
     }
 }

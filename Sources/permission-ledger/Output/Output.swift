@@ -4,8 +4,9 @@ import PermissionLedger
 
 /// Writes one line to standard error, ``displayed(_:)``: whatever a message quotes (a file name, an argument,
 /// a value of the input), it stays one line and cannot steer the terminal (docs/spec/CLI.md, "Common").
+/// When standard error cannot be written either, nothing is left to tell: the exit code still says it.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((displayed(line) + "\n").utf8))
+    _ = writeAll(Array((displayed(line) + "\n").utf8), to: STDERR_FILENO)
 }
 
 /// Standard output, buffered: large exports are written in chunks. Output that cannot be written (a full disk,
