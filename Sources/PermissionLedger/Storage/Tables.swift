@@ -3,10 +3,37 @@ internal import LMDB
 import PermissionModel
 
 /// The named LMDB databases of a ledger, each named as on disk (see `docs/STORAGE.md`): the names are part of
-/// the storage format, and ``allCases`` is the order in which a ledger opens them.
+/// the storage format, and `allCases` is the order in which a ledger opens them.
 public enum StorageTable: String, CaseIterable, Hashable, Sendable {
-    case meta, events, eventIDs, byRecordedAt, subjects, questionsByAsked, questions, handles, permissions
-    case subjectEvents, handleSubjects, handleChanges, handleCheckpoints, expiries
+    /// `format` → the storage format version.
+    case meta
+    /// seq (8 bytes, big-endian) → chain hash (32 bytes) followed by the event record.
+    case events
+    /// event id (UTF-8) → seq.
+    case eventIDs
+    /// recordedAt (8 bytes, sortable) + seq → empty: resolves an as-of time to a seq.
+    case byRecordedAt
+    /// subject (UTF-8) → seq of its first event.
+    case subjects
+    /// askedAt (8 bytes, sortable) + question id (16 bytes) → seq of the question.asked event.
+    case questionsByAsked
+    /// question id + seq → `QuestionRow`.
+    case questions
+    /// subject NUL kind value NUL + seq → `HandleRow`.
+    case handles
+    /// subject NUL permission NUL + seq → `PermissionRow`.
+    case permissions
+    /// subject NUL + seq → empty: a subject's events, for history by subject.
+    case subjectEvents
+    /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
+    case handleSubjects
+    /// subject NUL + seq + kind value NUL → `HandleRow`: each change of a subject's handles, in log order.
+    case handleChanges
+    /// subject NUL + seq → `HandleCheckpoint`: the subject's whole handle set after that event.
+    case handleCheckpoints
+    /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
+    /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
+    case expiries
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
     /// with a rebuild (every table but `meta` and the log, `events`).
@@ -16,36 +43,21 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     static let derived = allCases.filter(\.isDerived)
 }
 
-/// The named databases of a ledger environment, opened. See `docs/STORAGE.md`.
+/// The named databases of a ledger environment, opened: one for each ``StorageTable``, named alike.
 struct Tables: Sendable {
-    /// `format` → the storage format version.
     let meta: Database
-    /// seq (8 bytes, big-endian) → chain hash (32 bytes) followed by the event record.
     let events: Database
-    /// event id (UTF-8) → seq.
     let eventIDs: Database
-    /// recordedAt (8 bytes, sortable) + seq → empty: resolves an as-of time to a seq.
     let byRecordedAt: Database
-    /// subject (UTF-8) → seq of its first event.
     let subjects: Database
-    /// askedAt (8 bytes, sortable) + question id (16 bytes) → seq of the question.asked event.
     let questionsByAsked: Database
-    /// question id + seq → ``QuestionRow``.
     let questions: Database
-    /// subject NUL kind value NUL + seq → ``HandleRow``.
     let handles: Database
-    /// subject NUL permission NUL + seq → ``PermissionRow``.
     let permissions: Database
-    /// subject NUL + seq → empty: a subject's events, for history by subject.
     let subjectEvents: Database
-    /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
     let handleSubjects: Database
-    /// subject NUL + seq + kind value NUL → ``HandleRow``: each change of a subject's handles, in log order.
     let handleChanges: Database
-    /// subject NUL + seq → ``HandleCheckpoint``: the subject's whole handle set after that event.
     let handleCheckpoints: Database
-    /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
-    /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
     let expiries: Database
 
     init(environment: Environment, create: Bool) throws {
