@@ -51,7 +51,7 @@ extension Environment {
                 guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else { throw LMDBError(rawValue: errno) }
                 try LMDBError.check(mdb_env_copyfd2(env, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0))
             }
-            try Self.flush(descriptor)
+            try flushFile(descriptor, dataOnly: false)
             guard close(descriptor) == 0 || errno == EINTR else {
                 descriptor = -1
                 throw LMDBError(rawValue: errno)
@@ -61,16 +61,5 @@ extension Environment {
             unlink(file)
             throw error
         }
-    }
-
-    /// Flushes a file's data and size to disk (on Apple's systems with `F_FULLFSYNC`, as LMDB does).
-    private static func flush(_ descriptor: Int32) throws(LMDBError) {
-        var status: Int32
-        #if canImport(Darwin)
-        repeat { status = fcntl(descriptor, F_FULLFSYNC) } while status < 0 && errno == EINTR
-        #else
-        repeat { status = fsync(descriptor) } while status < 0 && errno == EINTR
-        #endif
-        guard status == 0 else { throw LMDBError(rawValue: errno) }
     }
 }

@@ -31,13 +31,7 @@ public final class DataFileSync: Sendable {
     /// platforms `F_FULLFSYNC`, as LMDB does). Throws the failure of any write-back of the file since this
     /// was opened or last threw: once per failure.
     public func sync() throws(LMDBError) {
-        var status: Int32
-        #if canImport(Darwin)
-        repeat { status = fcntl(descriptor, F_FULLFSYNC) } while status < 0 && errno == EINTR
-        #else
-        repeat { status = fdatasync(descriptor) } while status < 0 && errno == EINTR
-        #endif
-        guard status == 0 else { throw LMDBError(rawValue: errno) }
+        try flushFile(descriptor, dataOnly: true)
     }
 }
 

@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// Flushes a file to disk, retrying when a signal interrupts: its data and what reading it back needs
+/// (`fdatasync`) or all of its metadata too (`fsync`); on Apple's systems `F_FULLFSYNC` either way, as LMDB
+/// does, since their `fsync` does not reach the disk's own cache.
+func flushFile(_ descriptor: Int32, dataOnly: Bool) throws(LMDBError) {
+    var status: Int32
+    #if canImport(Darwin)
+    repeat { status = fcntl(descriptor, F_FULLFSYNC) } while status < 0 && errno == EINTR
+    #else
+    repeat { status = dataOnly ? fdatasync(descriptor) : fsync(descriptor) } while status < 0 && errno == EINTR
+    #endif
+    guard status == 0 else { throw LMDBError(rawValue: errno) }
+}
