@@ -19,8 +19,7 @@ struct Digest: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let result: (String, AsOfPoint)
         do {
             let resolved = try point ?? .seq(opened.head().seq)

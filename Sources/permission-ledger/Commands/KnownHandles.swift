@@ -18,8 +18,7 @@ struct KnownHandles: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (handles, at) = try reading(opened, asOf: point) { (try $0.knownHandles(subject: subject), $0.point) }
         switch format.resolved {
         case .json:

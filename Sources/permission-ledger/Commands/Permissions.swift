@@ -31,8 +31,7 @@ struct Permissions: ParsableCommand {
                 return p
             }
         }
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (permissions, at) = try reading(opened, asOf: point) { (try $0.permissions(subject: subject), $0.point) }
         switch format.resolved {
         case .json:

@@ -18,8 +18,7 @@ struct Question: ParsableCommand {
 
     func run() throws {
         let reference = try QuestionReference(parsing: id)
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (status, at, questionID) = try reading(opened, asOf: point) { view in
             let questionID = try reference.resolve(in: view)
             return (try view.question(questionID), view.point, questionID)

@@ -20,8 +20,7 @@ struct Questions: ParsableCommand {
 
     func run() throws {
         let stateFilter: QuestionState? = try state.map { try parseChoice($0, option: "--state") }
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (list, at) = try reading(opened, asOf: point) { (try $0.questions(subject: subject, state: stateFilter), $0.point) }
         switch format.resolved {
         case .json:

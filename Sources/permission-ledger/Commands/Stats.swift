@@ -16,8 +16,7 @@ struct Stats: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (stats, at) = try reading(opened, asOf: point) { (try $0.statistics(), $0.point) }
         let fileBytes = ((try? FileManager.default.attributesOfItem(atPath: opened.path + "/data.mdb"))?[.size] as? NSNumber)?.int64Value ?? 0
         switch format.resolved {

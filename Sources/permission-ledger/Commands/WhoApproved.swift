@@ -38,8 +38,7 @@ struct WhoApproved: ParsableCommand {
             }
             throw ToolFailure(.usage, "usage: --handle \(why)")
         }
-        let point = try asOf.point()
-        let opened = try ledger.openForReading()
+        let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (records, at) = try reading(opened, asOf: point) { view in
             (try handles.flatMap { try view.handleRecords($0, subject: subject) }, view.point)
         }

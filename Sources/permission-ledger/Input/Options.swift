@@ -12,6 +12,13 @@ struct LedgerOption: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["PERMISSION_LEDGER"].flatMap { $0.isEmpty ? nil : $0 } ?? "permission-ledger"
     }
 
+    /// Parses `--as-of` first (a bad WHEN is wrong usage, whether the ledger exists or not), then opens the
+    /// ledger read-only.
+    func openForReading(asOf: AsOfOption) throws -> (Ledger, AsOf?) {
+        let point = try asOf.point()
+        return (try openForReading(), point)
+    }
+
     /// Opens the ledger for reading only: never creates or changes anything.
     func openForReading() throws -> Ledger {
         do {
