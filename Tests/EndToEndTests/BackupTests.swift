@@ -148,8 +148,6 @@ struct BackupTests {
             let chunks = try sandbox.chunks(of: lines, size: 20)
             let ledger = try sandbox.ledger(importing: chunks[0])
             let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
-            writer.standardOutput = FileHandle.nullDevice
-            writer.standardError = FileHandle.nullDevice
             try writer.run()
 
             var copies: [(path: String, seq: Int)] = []

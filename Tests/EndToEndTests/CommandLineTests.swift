@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 
-/// Every command, with arguments that would make it read a ledger.
-private let readingCommands: [[String]] = [
-    ["export"],
-    ["verify"],
-    ["digest"],
-    ["question", "6A3F1C2E-0001-4000-8000-000000000001"],
-    ["questions"],
-    ["known-handles", "--subject", "kid-ava"],
-    ["permissions", "--subject", "kid-ava"],
-]
-
 @Suite("usage errors", .timeLimit(.minutes(10)))
 struct UsageTests {
     @Test("wrong usage exits 2 (not 64) with a message on standard error", arguments: [
@@ -65,29 +54,7 @@ struct UsageTests {
 }
 
 @Suite("ledger errors", .timeLimit(.minutes(10)))
-struct LedgerErrorTests {
-    @Test("a reading command on a missing ledger exits 3 and does not create it", arguments: readingCommands)
-    func missingLedger(_ command: [String]) throws {
-        try withSandbox { sandbox in
-            let missing = sandbox.path("missing")
-            let result = try sandbox.run(command + ["--ledger", missing])
-            #expect(result.status == 3, "\(result)")
-            #expect(result.errorLines.count == 1, "one line: \(result)")
-            #expect(result.err.contains(missing), "names the ledger: \(result)")
-            #expect(!FileManager.default.fileExists(atPath: missing), "not created")
-            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [], "no default ledger either")
-        }
-    }
-
-    @Test("the default ledger ./permission-ledger is not created by reading commands", arguments: readingCommands)
-    func missingDefaultLedger(_ command: [String]) throws {
-        try withSandbox { sandbox in
-            let result = try sandbox.run(command)
-            #expect(result.status == 3, "\(result)")
-            #expect(try sandbox.contents(of: sandbox.workingDirectory) == [])
-        }
-    }
-
+struct UnreadableLedgerTests {
     /// Things at the ledger path that are not a ledger.
     enum NotALedger: String, CaseIterable, Sendable {
         case emptyDirectory, directoryOfOtherFiles, regularFile, garbageDataFile

@@ -153,7 +153,6 @@ import Testing
 
             // The writer imports the other chunks one after another, one transaction each.
             let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
-            writer.standardOutput = FileHandle.nullDevice
             try writer.run()
 
             // The follower starts while the writer is under way, from the beginning of the log.

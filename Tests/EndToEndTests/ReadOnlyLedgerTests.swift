@@ -7,18 +7,8 @@ private let newDirectory = "<new directory>"
 
 /// Every reading command, with arguments that make it read handles-observed.jsonl's ledger and find something.
 /// `backup` reads the ledger it copies, and writes only into its new DIR.
-private let auditReadingCommands: [[String]] = [
-    ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
-    ["questions"],
-    ["known-handles", "--subject", "kid-ben"],
-    ["permissions", "--subject", "kid-ben", "--require", "camera"],
-    ["history", "--subject", "kid-ben", "--from", "seq:2"],
-    ["diff", "--from", "seq:1", "--to", "seq:4"],
-    ["stats"],
-    ["who-approved", "--handle", "robo_rex"],
+private let auditReadingCommands: [[String]] = queryCommands + [
     ["export"],
-    ["verify"],
-    ["digest"],
     ["backup", "--out", newDirectory],
 ]
 

@@ -33,6 +33,21 @@ enum Fixture {
     }
 }
 
+/// Every command that reads a ledger and takes `--format`, with arguments that make it read
+/// handles-observed.jsonl's ledger and find something.
+let queryCommands: [[String]] = [
+    ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
+    ["questions"],
+    ["known-handles", "--subject", "kid-ben"],
+    ["permissions", "--subject", "kid-ben", "--require", "camera"],
+    ["history", "--subject", "kid-ben", "--from", "seq:2"],
+    ["diff", "--from", "seq:1", "--to", "seq:4"],
+    ["stats"],
+    ["who-approved", "--handle", "robo_rex"],
+    ["verify"],
+    ["digest"],
+]
+
 /// Where the `permission-ledger` executable was built.
 enum Tool {
     /// Next to the running test executable or bundle, else in `.build/debug` of the package.
@@ -363,6 +378,9 @@ extension Sandbox {
         writer.environment = environment
         writer.currentDirectoryURL = workingDirectory
         writer.standardInput = FileHandle.nullDevice
+        // What the imports print is not looked at unless a test sets these again.
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
         return writer
     }
 }

@@ -1,19 +1,8 @@
 import Foundation
 import Testing
 
-/// Every reading command, with arguments that make it read handles-observed.jsonl's ledger and find something.
-private let readingCommands: [[String]] = [
-    ["question", "6A3F1C2E-000D-4000-8000-000000000001"],
-    ["questions"],
-    ["known-handles", "--subject", "kid-ben"],
-    ["permissions", "--subject", "kid-ben", "--require", "camera"],
-    ["history", "--subject", "kid-ben", "--from", "seq:2"],
-    ["diff", "--from", "seq:1", "--to", "seq:4"],
-    ["stats"],
-    ["who-approved", "--handle", "robo_rex"],
-    ["verify"],
-    ["digest"],
-]
+/// Every reading command that takes --format.
+private let readingCommands = queryCommands
 
 /// The formats of a query.
 private let formats = ["table", "json", "csv"]

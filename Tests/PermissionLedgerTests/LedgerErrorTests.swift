@@ -8,10 +8,7 @@ import Testing
 @Suite struct LedgerErrorTests {
     @Test("a ledger whose indexes an older PermissionLedger made offers a rebuild through the API")
     func olderIndexesOfferARebuild() async throws {
-        try await withTemporaryDirectory { directory async throws in
-            let path = directory + "/ledger"
-            try await Ledger(path: path, options: .init(durable: false))
-                .append(json: JSONLine.permission("p1", "camera", "denied", at: "09:00:00", recorded: "09:00:01"))
+        try await withClosedLedgerOfOneEvent { path async throws in
             // The projections version of a ledger made by an older build (the environment closed again after).
             do {
                 let environment = try Environment(path: path, options: .init(maxDatabases: 32))

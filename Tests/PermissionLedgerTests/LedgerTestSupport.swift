@@ -26,6 +26,16 @@ func withLedger<T>(
     }
 }
 
+/// The path of a ledger holding one event, in a temporary directory, no longer open in this process.
+func withClosedLedgerOfOneEvent<T>(_ body: (String) async throws -> T) async throws -> T {
+    try await withTemporaryDirectory { directory async throws in
+        let path = directory + "/ledger"
+        try await Ledger(path: path, options: .init(durable: false))
+            .append(json: JSONLine.permission("p1", "camera", "denied", at: "09:00:00", recorded: "09:00:01"))
+        return try await body(path)
+    }
+}
+
 /// Runs `body` with two fresh ledgers.
 func withTwoLedgers<T>(_ body: (Ledger, Ledger) async throws -> T) async throws -> T {
     try await withLedger { a in try await withLedger { b in try await body(a, b) } }

@@ -20,10 +20,7 @@ import Testing
 
     @Test("a new ledger's data file holds exactly these tables, each read back by its name")
     func aNewLedgerHoldsTheseTables() async throws {
-        try await withTemporaryDirectory { directory async throws in
-            let path = directory + "/ledger"
-            try await Ledger(path: path, options: .init(durable: false))
-                .append(json: JSONLine.permission("p1", "camera", "denied", at: "09:00:00", recorded: "09:00:01"))
+        try await withClosedLedgerOfOneEvent { path async throws in
             let names = try Ledger.tableDigests(path: path).map(\.table)
             #expect(names.sorted() == StorageTable.allCases.map(\.rawValue).sorted())
         }
