@@ -4,7 +4,7 @@ import Testing
 /// `permission-ledger backup --out DIR` (docs/spec/CLI.md): a compacted, verified copy of the ledger in a new
 /// directory, usable as `--ledger`.
 @Suite("backup", .timeLimit(.minutes(10)))
-struct BackupTests {
+struct BackupCommandTests {
     /// The permissions bits of a file or directory.
     static func mode(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber).intValue & 0o777

@@ -7,7 +7,7 @@ import Testing
 
 /// docs/spec/EVENTS.md "Text" in the engine: JSON input and the Swift API meet the same rules when an event is
 /// appended; events already stored are read as they are.
-@Suite struct TextRuleTests {
+@Suite struct AppendedTextRuleTests {
     static let identifierRule = "identifiers may not hold control, format or separator characters"
     static let textRule = "text may not hold control characters other than tab and line feed"
 

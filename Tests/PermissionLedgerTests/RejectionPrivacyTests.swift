@@ -6,7 +6,7 @@ import Testing
 /// docs/spec/CLI.md "Common": a rejection names where and why without repeating a personal value, the personal
 /// fields being those docs/spec/PRIVACY.md lists (handle values, names, choice titles, a description, an error's
 /// message). Checked over every invalid fixture and every case of the hostile-input corpus.
-@Suite struct ErrorPrivacyTests {
+@Suite struct RejectionPrivacyTests {
     /// The personal values of an event given as JSON, in the spellings a message could show them (as given,
     /// trimmed and lowercased, stripped of a phone number's separators), 4 characters or longer so that a short
     /// value cannot be found by chance in the words of a message, and unless the line also gives the same text
