@@ -133,8 +133,9 @@ package func firstCharacterForbiddenInFreeText(_ value: String) -> Unicode.Scala
 extension Unicode.Scalar {
     var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
 
-    /// Of Unicode's general categories Cc, Cf, Zl or Zp: what identifiers may not hold.
-    var isForbiddenInIdentifiers: Bool {
+    /// Of Unicode's general categories Cc, Cf, Zl or Zp: what identifiers may not hold, and what the tool shows
+    /// escaped.
+    package var isForbiddenInIdentifiers: Bool {
         if value < 0x7F { return value < 0x20 }
         switch properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator: return true
@@ -146,9 +147,12 @@ extension Unicode.Scalar {
     var isForbiddenInFreeText: Bool { isControl && value != 0x09 && value != 0x0A }
 
     /// `U+200B`: the scalar's code point as messages name it, at least four uppercase hex digits.
-    var codePoint: String {
+    package var codePoint: String { "U+" + hexDigits }
+
+    /// The scalar's code point in uppercase hex, at least four digits: `200B`, `001B`, `E0001`.
+    package var hexDigits: String {
         let hex = String(value, radix: 16, uppercase: true)
-        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// What kind of character the scalar is, for a message: `a format character`.

@@ -1,3 +1,5 @@
+import PermissionModel
+
 /// A value as tables, CSV and error messages show it (docs/spec/CLI.md, "Common": values are data, never
 /// instructions to whatever shows them).
 ///
@@ -22,19 +24,12 @@ func displayed(_ value: String) -> String {
     return String(shown)
 }
 
-/// Whether ``displayed(_:)`` writes the character as an escape (a zero-width joiner aside).
-func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-    switch scalar.properties.generalCategory {
-    case .control, .format, .lineSeparator, .paragraphSeparator: true
-    default: false
-    }
-}
+/// Whether ``displayed(_:)`` writes the character as an escape (a zero-width joiner aside): the characters
+/// identifiers may not hold (Cc, Cf, Zl, Zp).
+func isEscaped(_ scalar: Unicode.Scalar) -> Bool { scalar.isForbiddenInIdentifiers }
 
 /// `\u{XXXX}`: the code point in uppercase hex, at least four digits.
-func escape(_ scalar: Unicode.Scalar) -> String {
-    let hex = String(scalar.value, radix: 16, uppercase: true)
-    return "\\u{" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "}"
-}
+func escape(_ scalar: Unicode.Scalar) -> String { "\\u{" + scalar.hexDigits + "}" }
 
 /// Whether the zero-width joiner at `index` sits between two characters that are neither ASCII nor escaped.
 private func joins(_ scalars: [Unicode.Scalar], at index: Int) -> Bool {
