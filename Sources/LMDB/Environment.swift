@@ -309,7 +309,12 @@ public final class Environment: @unchecked Sendable {
     /// of the file, in the instant between the two, could still lose pages. A rebuild, the writable map's
     /// use, sizes its map when it opens and then only when it fills.
     private func resizeMap(to bytes: Int) throws(LMDBError) {
-        guard writableMap else { return try LMDBError.check(mdb_env_set_mapsize(handle, bytes)) }
+        guard writableMap else {
+            // LMDB unmaps the old map before it maps the new one, and is left with no map at all when that
+            // fails: make sure first that the address space is there.
+            if bytes > 0 { try Self.checkAddressSpace(bytes) }
+            return try LMDBError.check(mdb_env_set_mapsize(handle, bytes))
+        }
         var descriptor: Int32 = -1
         var file = stat()
         try LMDBError.check(mdb_env_get_fd(handle, &descriptor))
@@ -319,6 +324,14 @@ public final class Environment: @unchecked Sendable {
         let floor = Self.writableMapFloor(fileSize: Int(file.st_size), usedSize: try usedSizeHoldingMapLock())
         try LMDBError.check(mdb_env_set_mapsize(handle, max(wanted, floor)))
         try Self.reserveFileBlocks(handle)
+    }
+
+    /// Throws ``LMDBError/outOfMemory`` when this process cannot map `bytes` of address space (a limit set
+    /// with `ulimit -v`, say), by mapping that much with no access and no memory behind it, then unmapping it.
+    private static func checkAddressSpace(_ bytes: Int) throws(LMDBError) {
+        let probe = mmap(nil, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        guard let probe, probe != MAP_FAILED else { throw .outOfMemory }
+        munmap(probe, bytes)
     }
 
     /// The smallest writable map for a data file of `fileSize` bytes with `usedSize` of them in use: the
@@ -470,6 +483,18 @@ public final class Environment: @unchecked Sendable {
             try resizeMap(to: target)
             return target
         }
+    }
+
+    /// The bytes the file system holding the environment can still give this process (`statvfs`'s blocks
+    /// available to unprivileged users), or `nil` when the file system does not say. The data file can never
+    /// grow by more than this: a write that must not run out of map (a streamed append) reserves this much.
+    ///
+    /// The corresponding system call is `statvfs`.
+    public var fileSystemAvailableBytes: Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int(clamping: info.f_bavail).multipliedReportingOverflow(by: Int(clamping: info.f_frsize))
+        return overflow ? Int.max : bytes
     }
 
     /// Lets the pages of the memory map that this process has read leave its resident memory: they stay

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import PermissionLedger
 import PermissionModel
 import Testing
@@ -203,6 +204,22 @@ import Testing
             #expect(summary.appended == events.count)
             #expect(progress == [10_000, 20_000])
             #expect(try ledger.verify().isIntact)
+        }
+    }
+
+    /// By default the room made is what the ledger's file system can still take, so that any stream the
+    /// disk can hold fits, whatever the size of its source: the map (whose size LMDB keeps in the meta
+    /// page) is grown to about the disk's free space, far beyond the 1 GiB least.
+    @Test func byDefaultTheRoomIsWhatTheFileSystemCanTake() async throws {
+        try await withLedger(mapSize: 1 << 20) { ledger async throws in
+            let events = Self.permissionEvents(count: 10)
+            #expect(try ledger.appendSynchronously(streaming: Stream(events).next).appended == events.count)
+            var info = statvfs()
+            try #require(statvfs(ledger.path, &info) == 0)
+            let available = Int(info.f_bavail) * Int(info.f_frsize)
+            let mapSize = try #require(try MetaPages(dataFile: ledger.path + "/data.mdb").newest).mapSize
+            // Half of what is free now: other tests write to the same disk meanwhile.
+            #expect(Int(mapSize) >= min(1 << 40, max(Ledger.defaultStreamReserve, available / 2)))
         }
     }
 

@@ -15,8 +15,9 @@ extension Ledger {
         public var events: Int { appended + duplicates }
     }
 
-    /// The free space, in bytes, ``appendSynchronously(streaming:reservingBytes:maxRejections:progress:onRejection:)``
-    /// makes in the memory map by default before it pulls the first event: 1 GiB.
+    /// The least free space, in bytes, ``appendSynchronously(streaming:reservingBytes:maxRejections:progress:onRejection:)``
+    /// makes in the memory map by default before it pulls the first event: 1 GiB. By default it makes as much
+    /// as the ledger's file system can still take, when that is more.
     public static let defaultStreamReserve = 1 << 30
 
     /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`).
@@ -42,11 +43,13 @@ extension Ledger {
     /// writer thread's current group, and appends from other tasks wait until the stream is done.
     ///
     /// The memory map cannot grow while the transaction is open (LMDB grows it between transactions,
-    /// and a stream cannot be pulled a second time), so room for the whole stream is made first: the map
-    /// is grown until `reservingBytes` more than the ledger's data fit. The map is address space, not
-    /// memory or disk, so reserve generously: the stored form of events with all their indexes takes
-    /// about twice the bytes of their JSON Lines. Should the map fill all the same, nothing is written
-    /// and ``LedgerError`` `.storage` says so.
+    /// and a stream cannot be pulled a second time), so room for the whole stream is made first. By
+    /// default the map is grown until everything the ledger's file system can still take fits in it beyond
+    /// the ledger's data (at least ``defaultStreamReserve``; the map is at most 1 TiB): the data file can
+    /// never outgrow that, so any stream the disk can hold fits, and a full disk fails as a full disk. The
+    /// map is address space, not memory or disk; when this process may not map that much (`ulimit -v`),
+    /// the most it may, down to ``defaultStreamReserve``. Should the map fill all the same, nothing is
+    /// written and ``LedgerError`` `.storage` says so.
     ///
     /// ```swift
     /// var lines = try String(contentsOfFile: "events.jsonl", encoding: .utf8).split(separator: "\n").makeIterator()
@@ -65,7 +68,8 @@ extension Ledger {
     ///     own in the input (lines that do not parse, say) can keep returning the events that follow, to
     ///     have them checked too, and throw at the end.
     ///   - reservingBytes: the free space the memory map must have, beyond the ledger's data, before the
-    ///     first event is pulled (see above); the map is grown to it when it has less, never shrunk.
+    ///     first event is pulled; the map is grown to it when it has less, never shrunk. `nil` (the
+    ///     default): what the file system can still take (see above).
     ///   - maxRejections: the most rejected events; the append stops at that many and throws.
     ///   - progress: called with the number of events checked so far, every 10,000 events.
     ///   - onRejection: called with a rejected event's index in the stream (0 for the first event `next`
@@ -78,15 +82,16 @@ extension Ledger {
     @discardableResult
     public func appendSynchronously(
         streaming next: () throws -> PermissionEvent?,
-        reservingBytes: Int = Ledger.defaultStreamReserve,
+        reservingBytes: Int? = nil,
         maxRejections: Int = 100,
         progress: ((Int) -> Void)? = nil,
         onRejection: (_ index: Int, _ rejection: EventRejection) -> Void = { _, _ in }
     ) throws -> StreamedAppendSummary {
         guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
         if let failure = watch.failure { throw failure }
+        let reserved: Int
         do {
-            try environment.reserve(freeBytes: max(0, reservingBytes))
+            reserved = try reserveForStream(reservingBytes)
         } catch {
             throw LedgerError.storage(error, path: path)
         }
@@ -135,12 +140,34 @@ extension Ledger {
         } catch let rejected as AppendRejected {
             throw rejected
         } catch is Restarted {
-            throw LedgerError(.storage, """
+            throw LedgerError(.storage, reservingBytes == nil ? """
+                \(path): the events need more room than the ledger's file system has (\(reserved) bytes were \
+                free); nothing was written; make room on the disk and append again
+                """ : """
                 \(path): the memory map filled during a streamed append, and it cannot grow while a stream is \
-                applied; nothing was written; append again reserving more than \(reservingBytes) bytes
+                applied; nothing was written; append again reserving more than \(reserved) bytes
                 """)
         } catch {
             throw LedgerError.storage(error, path: path)
+        }
+    }
+
+    /// Makes room in the map for a streamed append: `bytes`, or by default what the file system can still
+    /// take, halved while this process may not map that much, down to ``defaultStreamReserve``. Returns the
+    /// free space made.
+    private func reserveForStream(_ bytes: Int?) throws(LMDBError) -> Int {
+        if let bytes {
+            try environment.reserve(freeBytes: max(0, bytes))
+            return max(0, bytes)
+        }
+        var wanted = max(Self.defaultStreamReserve, environment.fileSystemAvailableBytes ?? 0)
+        while true {
+            do {
+                try environment.reserve(freeBytes: wanted)
+                return wanted
+            } catch where error == .outOfMemory && wanted > Self.defaultStreamReserve {
+                wanted = max(Self.defaultStreamReserve, wanted / 2)
+            }
         }
     }
 }

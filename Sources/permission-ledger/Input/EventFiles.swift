@@ -10,10 +10,6 @@ struct EventFiles {
     static let maxReported = 100
     /// The bytes read from a file at a time.
     static let defaultChunkSize = 1 << 20
-    /// The free space reserved in the ledger's memory map when the input's size is unknown (a pipe): the map
-    /// cannot grow during the one transaction of an import. Address space only, not memory or disk.
-    static let unknownSizeReserve = 64 << 30
-
     let readers: [LineReader]
 
     /// Opens the files (`-` is standard input), reading each `chunkSize` bytes at a time.
@@ -52,17 +48,6 @@ struct EventFiles {
     }
 
     let progress = Progress()
-
-    /// The room to make in the ledger's memory map: four times the input's bytes (its stored form with
-    /// every index takes less than twice), or ``unknownSizeReserve`` when some input's size is unknown.
-    var reserve: Int {
-        var total = 64 << 20
-        for reader in readers {
-            guard let size = reader.size else { return Self.unknownSizeReserve }
-            total += 4 * size
-        }
-        return total
-    }
 
     /// Why the stream of events was cut: problems were found in the input (the events that were checked
     /// are thrown away with the transaction).
@@ -124,7 +109,7 @@ struct EventFiles {
         }
         do {
             return try ledger.appendSynchronously(
-                streaming: next, reservingBytes: reserve, maxRejections: Self.maxReported + 1,
+                streaming: next, maxRejections: Self.maxReported + 1,
                 onRejection: { _, rejection in
                     problems.append("\(readers[place.file].name):\(place.line): \(rejection)")
                 })
