@@ -19,20 +19,27 @@ struct SuiteOptions {
     var json = "benchmark-results.json"
     var tool: String?
     var keep = false
+    /// The numbers of handles of the growth part, and the subjects they are spread over in its second half.
+    var growthHandles = [125_000, 250_000, 500_000, 1_000_000]
+    var growthSubjects = 10_000
     /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit.
-    var parts: Set<String> = ["append", "queries", "group-commit"]
+    var parts: Set<String> = ["append", "queries", "group-commit", "growth"]
 
     static let usage = """
         usage: ledger-benchmark suite [--events N] [--batch N] [--query-events N] [--queries N] [--subjects N]
-                                      [--group-commit-rounds N] [--tool PATH] [--dir DIR] [--json FILE] [--keep]
+                                      [--group-commit-rounds N] [--growth-handles LIST] [--growth-subjects N]
+                                      [--tool PATH] [--dir DIR] [--json FILE] [--keep] [--only LIST]
           --events N         events of the append and rebuild workloads (1,000,000)
           --batch N          events per durable transaction of the append workload (10,000)
           --query-events N   events of the ledgers queried as of past points, imported with the tool (10,000,000)
           --queries N        as-of queries of each kind on each engine (2,000)
+          --growth-handles LIST  the numbers of handles of the growth part (125000,250000,500000,1000000)
+          --growth-subjects N    the subjects they are spread over in its second half (10,000)
           --tool PATH        the permission-ledger executable that imports the large ledger (its peak memory is measured)
           --dir DIR          where the ledgers go; the large ones are kept there and reused by the next run
           --keep             keep the append workload's ledgers too
-          --only LIST        some of: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit
+          --only LIST        some of: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit,
+                             growth (import, verify and known-handles of growing numbers of handles, with the tool)
         """
 
     init(_ arguments: [String]) {
@@ -56,10 +63,17 @@ struct SuiteOptions {
             case "--dir": directory = iterator.next() ?? directory
             case "--json": json = iterator.next() ?? json
             case "--keep": keep = true
+            case "--growth-handles":
+                growthHandles = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0.replacingOccurrences(of: "_", with: "")) }
+                guard !growthHandles.isEmpty, growthHandles.allSatisfy({ $0 > 0 }) else {
+                    print("--growth-handles takes a list of positive numbers\n\(Self.usage)")
+                    exit(2)
+                }
+            case "--growth-subjects": growthSubjects = number(argument)
             case "--only":
                 parts = Set((iterator.next() ?? "").split(separator: ",").map(String.init))
-                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit"]) else {
-                    print("--only takes a list of append, queries and group-commit\n\(Self.usage)")
+                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth"]) else {
+                    print("--only takes a list of append, queries, group-commit and growth\n\(Self.usage)")
                     exit(2)
                 }
             default:
@@ -97,20 +111,20 @@ func runSuite(_ arguments: [String]) async throws {
     var figures: [Figure] = []
 
     if options.parts.contains("append") {
-        log("1/4 batched durable append: \(options.events) events in transactions of \(options.batch), three engines interleaved …")
+        log("1/5 batched durable append: \(options.events) events in transactions of \(options.batch), three engines interleaved …")
         let appendRun = try measureAppend(options)
         figures += appendRun.figures
-        log("2/4 rebuilding every projection from the \(options.events)-event log …")
+        log("2/5 rebuilding every projection from the \(options.events)-event log …")
         figures += try measureRebuild(appendRun, options: options)
         if !options.keep { try? FileManager.default.removeItem(atPath: appendRun.directory) }
     }
     if options.parts.contains("queries") {
-        log("3/4 as-of queries on ledgers of \(options.queryEvents) events (built once, kept in \(options.directory)) …")
+        log("3/5 as-of queries on ledgers of \(options.queryEvents) events (built once, kept in \(options.directory)) …")
         figures += try measureQueries(options)
     }
     if options.parts.contains("group-commit") {
         let (tasks, perTask, directory) = (64, 100, options.directory + "/group-commit")
-        log("4/4 group commit: \(tasks) tasks appending single durable events, \(options.groupCommitRounds) rounds …")
+        log("4/5 group commit: \(tasks) tasks appending single durable events, \(options.groupCommitRounds) rounds …")
         let gc = try await measureGroupCommit(tasks: tasks, perTask: perTask, baselinePerTask: 10, rounds: options.groupCommitRounds,
                                               directory: directory)
         let p99 = gc.grouped.percentile(0.99)
@@ -132,6 +146,12 @@ func runSuite(_ arguments: [String]) async throws {
             ledger: .nan, raw: floor.grouped, baseline: floor.single, ratio: floor.grouped / floor.single,
             ratioName: "32 per transaction / one per transaction", target: "(floor)", met: nil,
             note: "the ledger's average record size under sequential keys with MDB_APPEND, one thread, no rules and no indexes"))
+    }
+    if options.parts.contains("growth") {
+        let sizes = options.growthHandles.map { $0.formatted() }.joined(separator: ", ")
+        log("5/5 growth: import, verify and known-handles of \(sizes) handles, of one subject and spread over "
+            + "\(options.growthSubjects.formatted()) subjects …")
+        figures += try measureGrowth(options)
     }
 
     printTable(figures, options: options, started: started)
@@ -522,7 +542,8 @@ func writeJSON(_ figures: [Figure], options: SuiteOptions, started: Date) throws
         "seconds": Date().timeIntervalSince(started),
         "cores": ProcessInfo.processInfo.activeProcessorCount,
         "options": ["events": options.events, "batch": options.batch, "queryEvents": options.queryEvents,
-                    "queries": options.queries, "subjects": options.subjects, "groupCommitRounds": options.groupCommitRounds],
+                    "queries": options.queries, "subjects": options.subjects, "groupCommitRounds": options.groupCommitRounds,
+                    "growthHandles": options.growthHandles, "growthSubjects": options.growthSubjects],
         "figures": figures.map { f -> [String: Any] in
             ["workload": f.workload.trimmingCharacters(in: .whitespaces), "unit": f.unit, "ledger": value(f.ledger), "rawLMDB": value(f.raw),
              "sqlite": value(f.sqlite), "baseline": value(f.baseline), "ratio": value(f.ratio), "ratioOf": f.ratioName ?? NSNull(),
