@@ -25,6 +25,11 @@ struct Import: ParsableCommand {
         let input = try EventFiles.open(files)
         let opened = try ledger.openForWriting()
         let summary = try input.append(to: opened)
-        try writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+        do {
+            try writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+        } catch {
+            throw ToolFailure.outputFailed(
+                errno: error.errno, saying: "the events were imported (head seq \(summary.head.seq)); only this summary was not written")
+        }
     }
 }
