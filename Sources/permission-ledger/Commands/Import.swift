@@ -10,7 +10,9 @@ struct Import: ParsableCommand {
         Each line is one event in the form of docs/spec/EVENTS.md. If any line is rejected, nothing from \
         this call is written and every rejected line is reported (up to 100) as FILE:LINE: reason. \
         Events already in the ledger (same id, same content) are counted as duplicates. \
-        The files are read line by line, so memory stays bounded however large they are.
+        The files are read line by line, so memory stays bounded however large they are. A line longer \
+        than 1 MiB is reported as soon as it passes the limit, and the rest of its file is not read. A \
+        UTF-8 byte order mark at the start of a file is skipped.
 
         Example:
           permission-ledger import --ledger family.ledger Fixtures/approval-messages.jsonl
