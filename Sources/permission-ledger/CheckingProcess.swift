@@ -90,7 +90,10 @@ enum CheckingProcess {
         }
         var data = (try? JSONSerialization.data(withJSONObject: line, options: [.withoutEscapingSlashes])) ?? Data()
         data.append(0x0A)
-        FileHandle.standardOutput.write(data)
+        // The parent reads this line; if it cannot be written, the parent reports the child's silence.
+        var out = Output()
+        try? out.write(bytes: [UInt8](data))
+        try? out.flush()
         exit(0)
     }
 

@@ -40,20 +40,34 @@ struct PermissionLedgerTool: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as ToolFailure {
-            for line in failure.lines { printError(line) }
-            Foundation.exit(failure.code.rawValue)
+            fail(failure)
+        } catch let failure as OutputFailure {
+            fail(ToolFailure(failure))
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                // --help and --version.
-                self.exit(withError: error)
+                // --help, --version and the help command: written as any output is, so that a full disk is
+                // exit 6 and not a silent exit 0.
+                let text = fullMessage(for: error)
+                do {
+                    if !text.isEmpty { try writeOut(text) }
+                } catch {
+                    fail(ToolFailure(error))
+                }
+                Foundation.exit(0)
             }
             // Anything the parser rejects is wrong usage: exit 2, one line, and where to look.
             let message = self.message(for: error).split(separator: "\n").first.map(String.init) ?? "wrong usage"
             printError("usage: \(message) (see permission-ledger --help)")
             Foundation.exit(2)
         }
+    }
+
+    /// Reports `failure`, one line a problem, and exits with its code.
+    private static func fail(_ failure: ToolFailure) -> Never {
+        for line in failure.lines { printError(line) }
+        Foundation.exit(failure.code.rawValue)
     }
 }

@@ -94,7 +94,8 @@ struct HostileInputTests {
     }
 
     /// The cases that need no context line, in corpus order: each is bad on its own against the base ledger.
-    static let standalone = HostileCase.all.filter(\.context.isEmpty)
+    /// A line too long is left out: it is the last line read of its file (the `rejected` tests take it alone).
+    static let standalone = HostileCase.all.filter { $0.context.isEmpty && !$0.expects.contains { $0.contains("the rest of this input was not read") } }
 
     @Test("a file of every standalone bad line: exit 1, the first 100 reported in order, then that there are more; nothing written")
     func manyBadLines() throws {
@@ -269,7 +270,7 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
         let event = #"{"type":"permission.changed","id":"hx-huge","subject":"kid-ava","occurredAt":"2026-11-20T11:00:00Z","recordedAt":"2026-11-20T11:00:01Z","permission":"microphone","state":"denied","cause":"settings"}"#
         let bytes = Array(event.utf8)
         let mebibyte = 1 << 20
-        let tooLong = "at most 1048576 (1 MiB) are allowed"
+        let tooLong = "the line is longer than 1048576 bytes: at most 1048576 (1 MiB) are allowed; the rest of this input was not read"
         let tooDeep = "nested deeper than 32 levels"
         /// The event with `text` put before its closing brace.
         @Sendable func adding(_ text: [UInt8]) -> [UInt8] { bytes.dropLast() + text + [UInt8(ascii: "}")] }
@@ -294,8 +295,8 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
             make("line-2mib-nul-bytes", [tooLong]) { [UInt8](repeating: 0, count: 2 * mebibyte) },
             make("line-2mib-ff-bytes", [tooLong]) { [UInt8](repeating: 0xFF, count: 2 * mebibyte) },
             make("line-2mib-last-without-newline", [tooLong], terminated: false) { padded(to: 2 * mebibyte) },
-            make("line-1mib-plus-one-byte", ["the line is 1048577 bytes long", tooLong]) { padded(to: mebibyte + 1) },
-            make("line-1mib-plus-one-byte-with-cr", ["the line is 1048577 bytes long", tooLong]) { padded(to: mebibyte + 1) + [0x0D] },
+            make("line-1mib-plus-one-byte", [tooLong]) { padded(to: mebibyte + 1) },
+            make("line-1mib-plus-one-byte-with-cr", [tooLong]) { padded(to: mebibyte + 1) + [0x0D] },
             make("subject-1mib-in-a-line-of-1mib", ["subject: is", "at most 256 are allowed"]) {
                 let subject = String(repeating: "k", count: mebibyte - bytes.count)
                 return Array(event.replacingOccurrences(of: "\"kid-ava\"", with: "\"" + subject + "\"").utf8)

@@ -8,7 +8,7 @@ import Testing
 struct LineReaderTests {
     enum Read: Equatable {
         case text(String)
-        case tooLong(Int)
+        case tooLong
     }
 
     /// Every line of `bytes`, read `chunkSize` bytes at a time, with its number.
@@ -23,7 +23,7 @@ struct LineReaderTests {
             while let line = try reader.nextLine({ line -> Read in
                 switch line {
                 case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
-                case .tooLong(let length): .tooLong(length)
+                case .tooLong: .tooLong
                 }
             }) {
                 lines.append((reader.lineNumber, line))
@@ -47,32 +47,45 @@ struct LineReaderTests {
         #expect(try Self.lines(of: [0x0A], chunkSize: chunkSize).map(\.line) == [.text("")])
     }
 
-    /// A line longer than any event may be is not kept whole: only its length, for the report.
-    @Test("gives only the length of a line longer than 1 MiB, with a trailing CR not counted", arguments: [1000, 4096, 1 << 20, 3 << 20])
+    /// A line longer than any event may be is reported as soon as its bytes pass the limit, and the reader stops
+    /// there: the next line starts only where the long one ends, which may be never.
+    @Test("a line of 1 MiB (and a CR) is given whole; a longer one is reported, and nothing after it is read",
+          arguments: [1000, 4096, 1 << 20, 3 << 20])
     func overlongLines(_ chunkSize: Int) throws {
         let limit = EventJSON.maxLineBytes
         let longest = String(repeating: "a", count: limit)
-        // Kept whole up to the longest line allowed and a `\r` (decoding rejects what is longer), then not.
-        let texts = [
-            "short", longest, longest + "\r", longest + "b", longest + "bc", longest + "b\r",
-            String(repeating: "c", count: 2 * limit) + "\r", "after",
-        ]
-        let read = try Self.lines(of: Array(texts.joined(separator: "\n").utf8), chunkSize: chunkSize)
-        #expect(read.map(\.number) == Array(1...texts.count))
-        // Long texts as their length and last character, to keep a failure's message short.
-        let summary = read.map { number, line -> String in
-            guard case .text(let text) = line, text.utf8.count > 100 else { return "\(line)" }
-            return "text of \(text.utf8.count) bytes ending in \(text.utf8.last!)"
+        // Kept whole up to the longest line allowed and a `\r` (decoding rejects what is longer).
+        let kept = ["short", longest, longest + "\r"]
+        for tooLong in [longest + "b", longest + "b\r", longest + "\rb", String(repeating: "c", count: 3 * limit)] {
+            let texts = kept + [tooLong, "after"]
+            let read = try Self.lines(of: Array(texts.joined(separator: "\n").utf8), chunkSize: chunkSize)
+            #expect(read.map(\.number) == [1, 2, 3, 4])
+            // Long texts as their length and last character, to keep a failure's message short.
+            let summary = read.map { number, line -> String in
+                guard case .text(let text) = line, text.utf8.count > 100 else { return "\(line)" }
+                return "text of \(text.utf8.count) bytes ending in \(text.utf8.last!)"
+            }
+            #expect(summary == [
+                "text(\"short\")", "text of \(limit) bytes ending in 97", "text of \(limit + 1) bytes ending in 13", "tooLong",
+            ])
         }
-        #expect(summary == [
-            "text(\"short\")", "text of \(limit) bytes ending in 97", "text of \(limit + 1) bytes ending in 13",
-            "text of \(limit + 1) bytes ending in 98", "tooLong(\(limit + 2))", "tooLong(\(limit + 1))",
-            "tooLong(\(2 * limit))", "text(\"after\")",
-        ])
-        #expect(EventJSON.rejection(forLineOfLength: limit) == nil)
-        // The report of a line whose bytes were not kept is the one of decoding it.
-        #expect(throws: EventJSON.rejection(forLineOfLength: limit + 1)!) {
-            try EventJSON.decode(line: Array((longest + "b").utf8))
-        }
+    }
+
+    /// `/dev/zero` has no newline ever: the reader stops once the limit is passed instead of reading on.
+    @Test("a line with no end (/dev/zero) is reported as too long, and the reading stops")
+    func endlessLine() throws {
+        let files = try EventFiles.open(["/dev/zero"])
+        let reader = try #require(files.readers.first)
+        let first = try reader.nextLine { line -> Bool in if case .tooLong = line { true } else { false } }
+        #expect(first == true)
+        #expect(try reader.nextLine { _ in () } == nil)
+    }
+
+    /// RFC 8259 lets a parser ignore a byte order mark at the start; elsewhere it stays part of the line.
+    @Test("a UTF-8 byte order mark is skipped at the start of the input only", arguments: [1, 2, 4, 1 << 20])
+    func byteOrderMark(_ chunkSize: Int) throws {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let read = try Self.lines(of: bom + Array("first\n".utf8) + bom + Array("second".utf8), chunkSize: chunkSize)
+        #expect(read.map(\.line) == [.text("first"), .text("\u{FEFF}second")])
     }
 }

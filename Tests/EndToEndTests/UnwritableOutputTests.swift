@@ -24,10 +24,13 @@ private let outputFailedLine = "standard output: no space left on the device; th
        .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
 struct UnwritableOutputTests {
     /// A run whose output could not be written: exit 6 with the one line, not a signal.
-    static func expectOutputFailed(_ result: ToolRun, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectOutputFailed(
+        _ result: ToolRun, line: String = outputFailedLine, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(!result.crashed, "\(result)", sourceLocation: sourceLocation)
         #expect(result.status == 6, "\(result)", sourceLocation: sourceLocation)
-        #expect(result.errorLines == [outputFailedLine], "\(result)", sourceLocation: sourceLocation)
+        #expect(result.errorLines == [line], "\(result)", sourceLocation: sourceLocation)
+        #expect(!result.err.contains("Fatal error"), "\(result)", sourceLocation: sourceLocation)
     }
 
     @Test("a query in each format exits 6 with one line", arguments: readingCommands)
@@ -43,12 +46,50 @@ struct UnwritableOutputTests {
     @Test("export, which writes in chunks from inside a read transaction, exits 6 with one line; --follow too")
     func export() throws {
         try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
-            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger], launcher: onFullDevice))
-            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger, "--after", "1199"], launcher: onFullDevice))
+            let none = "standard output: no space left on the device; no event was written"
+            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger], launcher: onFullDevice), line: none)
+            Self.expectOutputFailed(try sandbox.run(["export", "--ledger", ledger, "--after", "1199"], launcher: onFullDevice), line: none)
             // The kill is a safety net against a follow that would go on writing into nothing, not a timing assertion.
             let follow = try sandbox.run(["export", "--ledger", ledger, "--follow"], launcher: onFullDevice, killAfter: 300)
             #expect(!follow.timedOut, "\(follow)")
-            Self.expectOutputFailed(follow)
+            Self.expectOutputFailed(follow, line: none)
+        }
+    }
+
+    /// A file size limit lets the first bytes through: the line names the last event written whole, and the
+    /// output holds exactly those events' lines, then a part of the next.
+    @Test("an export cut short says up to which seq the events were written", arguments: [200, 100_000, 300_000])
+    func partialExport(_ limit: Int) throws {
+        try withFixtureLedger("family-day.jsonl") { sandbox, ledger in
+            let whole = try sandbox.export(ledger)
+            let result = try sandbox.run(["export", "--ledger", ledger], launcher: ["/usr/bin/prlimit", "--fsize=\(limit)"])
+            #expect(result.stdout.count == limit, "\(result)")
+            #expect(whole.starts(with: result.stdout))
+            let complete = result.stdout.filter { $0 == 0x0A }.count
+            let said = complete == 0 ? "no event was written" : "the events up to seq \(complete) were written, not those after it"
+            Self.expectOutputFailed(
+                result, line: "standard output: the file reached this process's file size limit (ulimit -f); \(said)")
+        }
+    }
+
+    @Test("--help, a command's --help and the help command exit 6 with one line", arguments: [
+        ["--help"], ["export", "--help"], ["help", "known-handles"],
+    ])
+    func help(_ arguments: [String]) throws {
+        try withSandbox { sandbox in
+            Self.expectOutputFailed(try sandbox.run(arguments, launcher: onFullDevice))
+            #expect(try sandbox.run(arguments).status == 0)
+        }
+    }
+
+    /// The projections are rebuilt before the summary is printed.
+    @Test("rebuild exits 6 with one line saying the rebuild is done")
+    func rebuild() throws {
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
+            Self.expectOutputFailed(
+                try sandbox.run(["rebuild", "--ledger", ledger], launcher: onFullDevice),
+                line: "standard output: no space left on the device; the projections were rebuilt; only this summary was not written")
+            #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
         }
     }
 
@@ -67,7 +108,8 @@ struct UnwritableOutputTests {
         try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let out = sandbox.path("copy")
             let result = try sandbox.run(["backup", "--ledger", ledger, "--out", out, "--format", format], launcher: onFullDevice)
-            Self.expectOutputFailed(result)
+            Self.expectOutputFailed(
+                result, line: "standard output: no space left on the device; the backup \(out) is written and verified; only this summary was not written")
             #expect(try sandbox.run(["verify", "--ledger", out]).status == 0)
             #expect(try sandbox.export(out) == sandbox.export(ledger))
         }
@@ -79,7 +121,8 @@ struct UnwritableOutputTests {
         try withSandbox { sandbox in
             let ledger = sandbox.path("ledger")
             let result = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl")], launcher: onFullDevice)
-            Self.expectOutputFailed(result)
+            Self.expectOutputFailed(
+                result, line: "standard output: no space left on the device; the events were imported (head seq 6); only this summary was not written")
             let again = try sandbox.run(["import", "--ledger", ledger, Fixture.path("decline.jsonl")])
             #expect(again.status == 0, "\(again)")
             #expect(again.out.hasPrefix("imported 0 events, "), "every event was stored by the first run: \(again)")

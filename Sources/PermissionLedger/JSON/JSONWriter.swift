@@ -79,4 +79,12 @@ struct JSONWriter {
     }
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Hands the bytes written so far to `emit` and starts again, once there are at least `threshold` of them:
+    /// a long result goes out in chunks as it is written instead of as one string.
+    mutating func drain<E: Error>(ifOver threshold: Int = 1 << 16, into emit: ([UInt8]) throws(E) -> Void) throws(E) {
+        guard !bytes.isEmpty, bytes.count >= threshold else { return }
+        try emit(bytes)
+        bytes.removeAll(keepingCapacity: true)
+    }
 }

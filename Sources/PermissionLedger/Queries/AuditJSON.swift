@@ -4,14 +4,20 @@ import PermissionModel
 extension QueryJSON {
     /// `{"events":[…]}`: each event as `export` writes it.
     public static func historyResult(_ events: [PermissionEvent]) -> String {
-        var w = JSONWriter(capacity: 256 * events.count + 16)
+        collected { emit in historyResult(events, chunks: emit) }
+    }
+
+    /// ``historyResult(_:)`` given to `emit` in chunks as it is written.
+    public static func historyResult<E: Error>(_ events: [PermissionEvent], chunks emit: ([UInt8]) throws(E) -> Void) throws(E) {
+        var w = JSONWriter(capacity: 1 << 16)
         w.raw("{\"events\":[")
         for (i, e) in events.enumerated() {
             if i > 0 { w.raw(",") }
             EventJSON.write(e, to: &w)
+            try w.drain(into: emit)
         }
         w.raw("]}")
-        return w.text
+        try w.drain(ifOver: 0, into: emit)
     }
 
     /// The `diff` command's JSON; `subject` is written on each handle and permission when `includeSubject`.

@@ -111,29 +111,52 @@ public enum QueryJSON {
 
     /// `{"asOf":…,"questions":[…]}`, the `questions` command's JSON.
     public static func questionsResult(_ qs: [QuestionStatus], at point: AsOfPoint) -> String {
-        var w = JSONWriter()
+        collected { emit in questionsResult(qs, at: point, chunks: emit) }
+    }
+
+    /// ``questionsResult(_:at:)`` given to `emit` in chunks as it is written.
+    public static func questionsResult<E: Error>(
+        _ qs: [QuestionStatus], at point: AsOfPoint, chunks emit: ([UInt8]) throws(E) -> Void
+    ) throws(E) {
+        var w = JSONWriter(capacity: 1 << 16)
         w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
         w.raw(",\"questions\":[")
         for (i, q) in qs.enumerated() {
             if i > 0 { w.raw(",") }
             writeQuestion(q, includeEvents: false, to: &w)
+            try w.drain(into: emit)
         }
         w.raw("]}")
-        return w.text
+        try w.drain(ifOver: 0, into: emit)
     }
 
     /// The `known-handles` command's JSON.
     public static func knownHandlesResult(_ hs: [KnownHandle], subject: String, at point: AsOfPoint) -> String {
-        var w = JSONWriter()
+        collected { emit in knownHandlesResult(hs, subject: subject, at: point, chunks: emit) }
+    }
+
+    /// ``knownHandlesResult(_:subject:at:)`` given to `emit` in chunks as it is written.
+    public static func knownHandlesResult<E: Error>(
+        _ hs: [KnownHandle], subject: String, at point: AsOfPoint, chunks emit: ([UInt8]) throws(E) -> Void
+    ) throws(E) {
+        var w = JSONWriter(capacity: 1 << 16)
         w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
         w.raw(",\"subject\":"); w.string(subject)
         w.raw(",\"handles\":[")
         for (i, h) in hs.enumerated() {
             if i > 0 { w.raw(",") }
             writeKnownHandle(h, to: &w)
+            try w.drain(into: emit)
         }
         w.raw("]}")
-        return w.text
+        try w.drain(ifOver: 0, into: emit)
+    }
+
+    /// The text a chunked writer gives, as one string.
+    static func collected(_ write: (([UInt8]) -> Void) -> Void) -> String {
+        var bytes: [UInt8] = []
+        write { bytes += $0 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The `permissions` command's JSON; `require` is written only when given.

@@ -38,6 +38,7 @@ struct Backup: ParsableCommand {
         } catch {
             throw Self.failure(error)
         }
+        let summary: String
         switch format.resolved {
         case .json:
             var json = JSONObjectWriter()
@@ -45,13 +46,19 @@ struct Backup: ParsableCommand {
             json.integer("seq", head.seq)
             json.string("head", "\(head.hash)")
             json.bool("verified", true)
-            try writeOut(json.text)
+            summary = json.text + "\n"
         case .csv:
             var table = Table("out", "seq", "head", "verified")
             table.add(out, String(head.seq), "\(head.hash)", "true")
-            try writeOut(table.csv(), terminator: "")
+            summary = table.csv()
         case .table:
-            try writeOut("backup: \(head.seq) events, head seq \(head.seq), hash \(head.hash), verified")
+            summary = "backup: \(head.seq) events, head seq \(head.seq), hash \(head.hash), verified\n"
+        }
+        do {
+            try writeOut(summary, terminator: "")
+        } catch {
+            throw ToolFailure.outputFailed(
+                errno: error.errno, saying: "the backup \(out) is written and verified; only this summary was not written")
         }
     }
 

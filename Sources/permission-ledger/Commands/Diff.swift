@@ -32,7 +32,9 @@ struct Diff: ParsableCommand {
             for h in diff.handlesAdded { table.add("handle added", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "", "known") }
             for h in diff.handlesRemoved { table.add("handle removed", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "known", "") }
             for p in diff.permissions { table.add("permission", p.subject, p.permission.rawValue, p.from?.rawValue ?? "", p.to?.rawValue ?? "") }
-            try writeOut(table.csv(), terminator: "")
+            var out = Output()
+            try table.write(.csv, to: &out)
+            try out.flush()
         case .table:
             var text = "from seq \(diff.from.seq) (\(tableTime(diff.from.time)) UTC) to seq \(diff.to.seq) (\(tableTime(diff.to.time)) UTC)\n\n"
             var questions = Table("question", "subject", "from", "to")

@@ -15,7 +15,7 @@ struct Digest: ParsableCommand {
         """)
 
     @OptionGroup var ledger: LedgerOption
-    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var asOf: AsOfHeadOption
     @OptionGroup var format: FormatOption
 
     func run() throws {

@@ -20,37 +20,62 @@ struct Export: AsyncParsableCommand {
         """)
 
     @OptionGroup var ledger: LedgerOption
-    @Option(help: ArgumentHelp("Only the events after this seq.", valueName: "SEQ"))
-    var after: UInt64 = 0
+    @Option(help: ArgumentHelp(
+        "Only the events after this seq (default 0: all). At the head, nothing is written and export exits 0; past the head it is an error (exit 1).",
+        valueName: "SEQ"))
+    var after: String?
     @Flag(help: "Keep running and write new events as they are appended.")
     var follow = false
-    @Option(help: ArgumentHelp("With --follow: how often to look for new events, in seconds.", valueName: "SECONDS"))
+    @Option(help: ArgumentHelp(
+        "With --follow: how often to look for new events, in seconds, from \(Self.pollRange.lowerBound) to \(Int(Self.pollRange.upperBound)). Default: 0.25.",
+        valueName: "SECONDS"))
     var poll: Double = 0.25
 
+    /// The poll intervals allowed: shorter than a hundredth of a second would keep a core busy for nothing.
+    static let pollRange = 0.01...3600.0
+
     func validate() throws {
-        guard poll > 0, poll <= 3600 else { throw ValidationError("--poll must be between 0 and 3600 seconds") }
+        guard Self.pollRange.contains(poll) else {
+            throw ValidationError("--poll must be between \(Self.pollRange.lowerBound) and \(Int(Self.pollRange.upperBound)) seconds")
+        }
     }
 
     func run() async throws {
+        let after = try self.after.map { try parseSeq($0, option: "--after") } ?? 0
         let opened = try ledger.openForReading()
         var out = Output()
+        var written = WrittenEvents()
         do {
+            // At the head is a poller's normal case (nothing new yet); past it is a mistake or another ledger.
+            let head = try opened.head()
+            guard after <= head.seq else {
+                throw ToolFailure(.rejected, "--after \(after) is beyond the end of the log (the head is seq \(head.seq))")
+            }
             guard follow else {
-                try opened.export(after: after) { try out.write($0) }
+                try opened.forEachEvent(after: after) { try written.write($0, to: &out) }
                 try out.flush()
                 return
             }
             // Catching up and following are one subscription: no event is missed or repeated between them.
             for try await event in opened.events(after: after, pollInterval: .milliseconds(Int(poll * 1000))) {
-                try out.write(EventJSON.encode(event) + "\n")
+                try written.write(event, to: &out)
                 try out.flush()
             }
+        } catch let failure as OutputFailure {
+            throw ToolFailure.outputFailed(errno: failure.errno, saying: written.said(upTo: out.written))
         } catch {
-            // The events read before a failure are still written; the failure reported is the first one (after
-            // an output failure nothing is left to write).
-            try? out.flush()
+            // The events read before a failure are still written; the failure reported is the first one.
+            do {
+                try out.flush()
+            } catch {
+                throw ToolFailure.outputFailed(errno: error.errno, saying: written.said(upTo: out.written))
+            }
             throw ToolFailure(error)
         }
-        try out.flush()
+        do {
+            try out.flush()
+        } catch {
+            throw ToolFailure.outputFailed(errno: error.errno, saying: written.said(upTo: out.written))
+        }
     }
 }

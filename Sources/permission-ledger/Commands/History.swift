@@ -40,20 +40,28 @@ struct History: ParsableCommand {
         }
         switch format.resolved {
         case .json:
-            try writeOut(QueryJSON.historyResult(events))
+            var out = Output()
+            try QueryJSON.historyResult(events) { bytes throws(OutputFailure) in try out.write(bytes: bytes) }
+            try out.write("\n")
+            try out.flush()
         case .csv:
             var table = Table("seq", "type", "id", "subject", "occurredAt", "recordedAt", "questionId", "detail", "hash")
             for e in events {
                 table.add(String(e.seq ?? 0), e.type.rawValue, e.id, e.subject, e.occurredAt.description, e.recordedAt?.description ?? "",
                           e.questionID?.uuidString ?? "", summary(e), e.hash?.description ?? "")
             }
-            try writeOut(table.csv(), terminator: "")
+            var out = Output()
+            try table.write(.csv, to: &out)
+            try out.flush()
         case .table:
             var table = Table("seq", "recorded (UTC)", "type", "subject", "detail")
             for e in events {
                 table.add(String(e.seq ?? 0), tableTime(e.recordedAt), e.type.rawValue, e.subject, summary(e))
             }
-            try writeOut("\(events.count) event\(events.count == 1 ? "" : "s")\n\n" + table.text(), terminator: "")
+            var out = Output()
+            try out.write("\(events.count) event\(events.count == 1 ? "" : "s")\n\n")
+            try table.write(.table, to: &out)
+            try out.flush()
         }
     }
 }

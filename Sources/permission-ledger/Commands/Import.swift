@@ -10,7 +10,9 @@ struct Import: ParsableCommand {
         Each line is one event in the form of docs/spec/EVENTS.md. If any line is rejected, nothing from \
         this call is written and every rejected line is reported (up to 100) as FILE:LINE: reason. \
         Events already in the ledger (same id, same content) are counted as duplicates. \
-        The files are read line by line, so memory stays bounded however large they are.
+        The files are read line by line, so memory stays bounded however large they are. A line longer \
+        than 1 MiB is reported as soon as it passes the limit, and the rest of its file is not read. A \
+        UTF-8 byte order mark at the start of a file is skipped.
 
         Example:
           permission-ledger import --ledger family.ledger Fixtures/approval-messages.jsonl
@@ -25,6 +27,11 @@ struct Import: ParsableCommand {
         let input = try EventFiles.open(files)
         let opened = try ledger.openForWriting()
         let summary = try input.append(to: opened)
-        try writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+        do {
+            try writeOut("imported \(summary.appended) event\(summary.appended == 1 ? "" : "s"), \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s"); head seq \(summary.head.seq)")
+        } catch {
+            throw ToolFailure.outputFailed(
+                errno: error.errno, saying: "the events were imported (head seq \(summary.head.seq)); only this summary was not written")
+        }
     }
 }

@@ -22,7 +22,10 @@ struct KnownHandles: ParsableCommand {
         let (handles, at) = try reading(opened, asOf: point) { (try $0.knownHandles(subject: subject), $0.point) }
         switch format.resolved {
         case .json:
-            try writeOut(QueryJSON.knownHandlesResult(handles, subject: subject, at: at))
+            var out = Output()
+            try QueryJSON.knownHandlesResult(handles, subject: subject, at: at) { bytes throws(OutputFailure) in try out.write(bytes: bytes) }
+            try out.write("\n")
+            try out.flush()
         case .table, .csv:
             let csv = format.resolved == .csv
             var table = csv ? Table("kind", "value", "since", "until", "source") : Table("kind", "value", "since (UTC)", "until (UTC)", "source")
@@ -36,7 +39,10 @@ struct KnownHandles: ParsableCommand {
                 table.add(kind, h.handle.value, csv ? h.since.description : tableTime(h.since),
                           csv ? (h.until?.description ?? "") : tableTime(h.until), source)
             }
-            if format.resolved == .csv { try writeOut(table.csv(), terminator: "") } else { try writeOut("\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n" + table.text(), terminator: "") }
+            var out = Output()
+            if !csv { try out.write("\(displayed(subject)) as of seq \(at.seq), \(at.time)\n\n") }
+            try table.write(format.resolved, to: &out)
+            try out.flush()
         }
     }
 }

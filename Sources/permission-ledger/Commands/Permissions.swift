@@ -7,7 +7,9 @@ struct Permissions: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a subject's system permission states, and whether required ones are granted.",
         discussion: """
-        With --require, "satisfied" means every named permission is authorized, limited or provisional.
+        With --require, "satisfied" means every named permission is authorized, limited or provisional. \
+        The names are separated by commas; an empty name is wrong usage (exit 2), and a name given twice \
+        counts once.
 
         Example:
           permission-ledger permissions --subject kid-1 --require camera,microphone
@@ -23,13 +25,20 @@ struct Permissions: ParsableCommand {
     func run() throws {
         var required: [SystemPermission]?
         if let require {
-            required = try require.split(separator: ",").map { name in
+            // An empty item (`--require ""`, `camera,,microphone`, a trailing comma) is a mistake, not a
+            // permission that is always satisfied. A name given twice counts once.
+            required = try require.split(separator: ",", omittingEmptySubsequences: false).map { name in
                 let trimmed = name.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty else {
+                    throw ToolFailure(.usage, "usage: --require: an empty permission name in \(quoted(require)); give names separated by single commas, such as camera,microphone")
+                }
                 guard let p = SystemPermission(rawValue: trimmed) else {
                     throw ToolFailure(.usage, "usage: --require: \(quoted(trimmed)) is not a permission; expected some of \(SystemPermission.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 return p
             }
+            var seen = Set<SystemPermission>()
+            required = required?.filter { seen.insert($0).inserted }
         }
         let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (permissions, at) = try reading(opened, asOf: point) { (try $0.permissions(subject: subject), $0.point) }

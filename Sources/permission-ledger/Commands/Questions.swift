@@ -24,7 +24,10 @@ struct Questions: ParsableCommand {
         let (list, at) = try reading(opened, asOf: point) { (try $0.questions(subject: subject, state: stateFilter), $0.point) }
         switch format.resolved {
         case .json:
-            try writeOut(QueryJSON.questionsResult(list, at: at))
+            var out = Output()
+            try QueryJSON.questionsResult(list, at: at) { bytes throws(OutputFailure) in try out.write(bytes: bytes) }
+            try out.write("\n")
+            try out.flush()
         case .table, .csv:
             func about(_ q: QuestionStatus) -> String {
                 q.question.topic.handles.isEmpty ? "app update" : handlesText(q.question.topic.handles)
@@ -36,14 +39,20 @@ struct Questions: ParsableCommand {
                               q.resolvedAt?.description ?? "", q.question.expiresAt?.description ?? "", q.choice?.id ?? "",
                               q.via?.rawValue ?? "", handlesText(q.question.topic.handles))
                 }
-                try writeOut(table.csv(), terminator: "")
+                var out = Output()
+                try table.write(.csv, to: &out)
+                try out.flush()
             } else {
                 var table = Table("id", "subject", "state", "asked (UTC)", "about")
                 for q in list {
                     table.add(q.question.id.uuidString, q.subject, q.state.rawValue + (q.late ? "*" : ""), tableTime(q.askedAt), about(q))
                 }
                 let note = list.contains(where: \.late) ? "\n* late: answered after the app stopped waiting, or recorded at or after expiry\n" : ""
-                try writeOut("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n" + table.text() + note, terminator: "")
+                var out = Output()
+                try out.write("\(list.count) question\(list.count == 1 ? "" : "s") as of seq \(at.seq), \(at.time)\n\n")
+                try table.write(.table, to: &out)
+                try out.write(note)
+                try out.flush()
             }
         }
     }

@@ -21,11 +21,17 @@ struct Rebuild: ParsableCommand {
     @OptionGroup var ledger: LedgerOption
 
     func run() throws {
+        try ledger.refuseDanglingLink()
+        let head: LogHead
         do {
-            let head = try Ledger.rebuildProjections(path: ledger.path)
-            try writeOut("rebuilt the projections of \(head.seq) events")
+            head = try Ledger.rebuildProjections(path: ledger.path)
         } catch {
             throw ToolFailure(error)
+        }
+        do {
+            try writeOut("rebuilt the projections of \(head.seq) events")
+        } catch {
+            throw ToolFailure.outputFailed(errno: error.errno, saying: "the projections were rebuilt; only this summary was not written")
         }
     }
 }

@@ -16,7 +16,7 @@ struct Replay: ParsableCommand {
 
     @Argument(help: ArgumentHelp("JSON Lines files to replay, in order; - reads standard input.", valueName: "FILE"))
     var files: [String]
-    @OptionGroup var asOf: AsOfOption
+    @OptionGroup var asOf: AsOfHeadOption
     @Option(name: .customLong("expect-digest"), help: ArgumentHelp("Exit 5 unless the digest is this.", valueName: "HEX"))
     var expectDigest: String?
     @OptionGroup var format: FormatOption

@@ -56,7 +56,9 @@ struct WhoApproved: ParsableCommand {
                           r.until?.description ?? "", source, r.question?.choice?.id ?? "", r.question?.via?.rawValue ?? "",
                           r.ended?.cause.rawValue ?? "", r.ended?.at.description ?? "", r.ended?.seq.map(String.init) ?? "")
             }
-            try writeOut(table.csv(), terminator: "")
+            var out = Output()
+            try table.write(.csv, to: &out)
+            try out.flush()
         case .table:
             try writeOut(Self.text(records, handles: handles, at: at), terminator: "")
         }

@@ -12,6 +12,10 @@ struct EventFiles {
     static let defaultChunkSize = 1 << 20
     let readers: [LineReader]
 
+    /// The report of a line too long, which is also the last read of its input (see ``LineReader``).
+    static let tooLong = EventRejection(
+        "the line is longer than \(EventJSON.maxLineBytes) bytes: at most \(EventJSON.maxLineBytes) (1 MiB) are allowed; the rest of this input was not read")
+
     /// Opens the files (`-` is standard input), reading each `chunkSize` bytes at a time.
     ///
     /// - Throws: ``ToolFailure`` with exit 1 naming the first file that does not exist or cannot be read.
@@ -39,11 +43,11 @@ struct EventFiles {
         let enabled = isatty(STDERR_FILENO) == 1
         func show(_ text: String) {
             guard enabled else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+            writeToStandardError("\r\u{1B}[K\(text)")
         }
         func done() {
             guard enabled else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            writeToStandardError("\r\u{1B}[K")
         }
     }
 
@@ -77,7 +81,7 @@ struct EventFiles {
                 let decoded: Result<PermissionEvent?, EventRejection>? = try reader.nextLine { line in
                     switch line {
                     case .text(let bytes): Result { () throws(EventRejection) in try EventJSON.decode(line: bytes) }
-                    case .tooLong(let length): .failure(EventJSON.rejection(forLineOfLength: length)!)
+                    case .tooLong: .failure(Self.tooLong)
                     }
                 }
                 guard let decoded else {

@@ -12,15 +12,32 @@ struct LedgerOption: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["PERMISSION_LEDGER"].flatMap { $0.isEmpty ? nil : $0 } ?? "permission-ledger"
     }
 
+    /// An empty `--ledger` names no directory: wrong usage (exit 2), not a directory that cannot be created.
+    func validate() throws {
+        if ledger == "" { throw ValidationError("--ledger: an empty path") }
+    }
+
+    /// Refuses a ledger path that is a symbolic link to nothing, saying so: opening it would only say "No such
+    /// file or directory" of a name that is there, and creating it would fail the same way.
+    func refuseDanglingLink() throws {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK, stat(path, &status) != 0, errno == ENOENT else { return }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &target, target.count - 1)
+        let named = count > 0 ? String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "a missing path"
+        throw ToolFailure(.unreadable, "\(path): is a symbolic link to \(named), which does not exist; give the ledger's directory, or create the one the link names")
+    }
+
     /// Parses `--as-of` first (a bad WHEN is wrong usage, whether the ledger exists or not), then opens the
     /// ledger read-only.
-    func openForReading(asOf: AsOfOption) throws -> (Ledger, AsOf?) {
+    func openForReading(asOf: some AsOfPointOption) throws -> (Ledger, AsOf?) {
         let point = try asOf.point()
         return (try openForReading(), point)
     }
 
     /// Opens the ledger for reading only: never creates or changes anything.
     func openForReading() throws -> Ledger {
+        try refuseDanglingLink()
         do {
             return try Ledger(path: path, options: .init(readOnly: true))
         } catch {
@@ -30,6 +47,7 @@ struct LedgerOption: ParsableArguments {
 
     /// Opens the ledger for writing, creating it when missing.
     func openForWriting() throws -> Ledger {
+        try refuseDanglingLink()
         do {
             return try Ledger(path: path)
         } catch {
@@ -67,9 +85,18 @@ struct FormatOption: ParsableArguments {
     }
 }
 
+/// An `--as-of` option: its point, nil when it is not given.
+protocol AsOfPointOption {
+    func point() throws -> AsOf?
+}
+
+extension AsOfOption: AsOfPointOption {}
+extension AsOfHeadOption: AsOfPointOption {}
+
+/// `--as-of` of the queries that answer as of now by default.
 struct AsOfOption: ParsableArguments {
     @Option(name: .customLong("as-of"), help: ArgumentHelp(
-        "Answer as of a point of the log: an RFC 3339 time (2026-11-20T14:00:00Z) or seq:N. Default: now.",
+        "Answer as of a point of the log: an RFC 3339 time (2026-11-20T14:00:00Z) or seq:N. Default: now (every event recorded so far, with the current time as the clock).",
         valueName: "WHEN"))
     var asOf: String?
 
@@ -79,13 +106,54 @@ struct AsOfOption: ParsableArguments {
     }
 }
 
-/// Parses `--as-of` text ourselves, so that a bad WHEN gets a plain reason (and exit 2).
+/// `--as-of` of the commands whose answer must not change with the wall clock (`digest`, `replay`): by default
+/// they answer as of the head.
+struct AsOfHeadOption: ParsableArguments {
+    @Option(name: .customLong("as-of"), help: ArgumentHelp(
+        "Answer as of a point of the log: an RFC 3339 time (2026-11-20T14:00:00Z) or seq:N. Default: the head (seq:N of the last event), so that the answer does not change with the wall clock.",
+        valueName: "WHEN"))
+    var asOf: String?
+
+    /// The parsed point, or nil for the head.
+    func point() throws -> AsOf? {
+        try asOf.map { try parseWhen($0, option: "--as-of") }
+    }
+}
+
+/// Parses `--as-of` text ourselves, so that a bad WHEN gets a plain reason (and exit 2). A `seq:N` beyond any
+/// seq a ledger can hold is wrong usage too (see ``maxSeq``); one beyond the head of the ledger at hand is not
+/// known until it is opened (exit 1).
 func parseWhen(_ text: String, option: String) throws -> AsOf {
+    if text.hasPrefix("seq:") {
+        let digits = text.dropFirst(4)
+        if !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            return .seq(try parseSeq(String(digits), option: option, shownAs: text))
+        }
+    }
     do {
         return try AsOf(parsing: text)
     } catch {
         throw ToolFailure(.usage, "usage: \(option) \(error.reason)")
     }
+}
+
+/// The largest seq a ledger can hold, as far as the tool is concerned: Int64.max. No ledger comes near it
+/// (at a million events a second it takes 292,000 years), and past it a seq is no longer an integer that
+/// every JSON reader of 64-bit signed integers (Java, Go, SQLite) reads back.
+let maxSeq = UInt64(Int64.max)
+
+/// Parses a seq given as an option's value (`--after`, the N of `seq:N`): a whole number from 0 to ``maxSeq``,
+/// else wrong usage (exit 2), the same message for a number past ``maxSeq`` as for one past UInt64.
+/// - Parameter shownAs: the text as the message quotes it (`seq:N` for a WHEN).
+func parseSeq(_ text: String, option: String, shownAs: String? = nil) throws -> UInt64 {
+    let shown = shownAs ?? text
+    guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+        throw ToolFailure(.usage, "usage: \(option) \(quoted(shown)) is not a seq: expected a whole number")
+    }
+    guard let seq = UInt64(text), seq <= maxSeq else {
+        throw ToolFailure(.usage, "usage: \(option) \(shown) is beyond any seq a ledger can hold (at most \(maxSeq))")
+    }
+    return seq
 }
 
 /// Parses an option's value that must be one of an enumeration's names (exit 2 with the choices otherwise).

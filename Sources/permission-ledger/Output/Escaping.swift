@@ -55,6 +55,8 @@ func listCell(_ values: [String]) -> String {
 /// How many terminal columns a displayed value takes: two for an East Asian wide or fullwidth character or
 /// an emoji shown as such, one for any other character (a combining mark joins the character before it).
 func columns(_ text: String) -> Int {
+    // Printable ASCII, most values: a column a byte.
+    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
     var total = 0
     for character in text {
         guard let first = character.unicodeScalars.first else { continue }

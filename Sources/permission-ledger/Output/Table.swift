@@ -5,6 +5,8 @@ import PermissionModel
 ///
 /// Cells hold values as they are; both forms show each one ``displayed(_:)`` (docs/spec/CLI.md, "Common"),
 /// and whole: a long value widens its column, so that ids and handles can be copied from a table as they are.
+/// Both are written a line at a time (``write(_:to:)``), so that a table of a million rows goes out as it is
+/// made instead of as one string.
 struct Table {
     var headers: [String]
     var rows: [[String]] = []
@@ -16,30 +18,58 @@ struct Table {
     mutating func add(_ row: String...) { rows.append(row) }
     mutating func add(row: [String]) { rows.append(row) }
 
+    /// The CSV form, as one string: for small tables.
     func csv() -> String {
-        ([headers] + rows).map { $0.map(csvField).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
+        var text = ""
+        writeCSV { text += $0 }
+        return text
     }
 
+    /// The table form, as one string: for small tables.
     func text() -> String {
-        let shownRows = ([headers] + rows).map { $0.map(displayed) }
-        var widths = headers.map { _ in 0 }
-        for row in shownRows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], columns(cell)) }
+        var text = ""
+        writeText { text += $0 }
+        return text
+    }
+
+    /// Writes the table or CSV form to `out`.
+    func write(_ format: OutputFormat, to out: inout Output) throws(OutputFailure) {
+        if format == .csv {
+            try writeCSV { line throws(OutputFailure) in try out.write(line) }
+        } else {
+            try writeText { line throws(OutputFailure) in try out.write(line) }
+        }
+    }
+
+    /// Gives `emit` the CSV form a record at a time, each with its CRLF.
+    func writeCSV<E: Error>(_ emit: (String) throws(E) -> Void) throws(E) {
+        try emit(headers.map(csvField).joined(separator: ",") + "\r\n")
+        for row in rows { try emit(row.map(csvField).joined(separator: ",") + "\r\n") }
+    }
+
+    /// Gives `emit` the table form a line at a time, each with its newline: the widths of the columns are found
+    /// in one pass over the rows, then the lines are made and given one by one.
+    func writeText<E: Error>(_ emit: (String) throws(E) -> Void) throws(E) {
+        var widths = headers.map { columns(displayed($0)) }
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], columns(displayed(cell))) }
         }
         func line(_ cells: [String]) -> String {
             // The last column is not padded, so that no line ends with spaces of the layout.
-            cells.enumerated().map { i, cell in
-                i + 1 < cells.count ? cell + String(repeating: " ", count: max(0, widths[i] - columns(cell))) : cell
-            }.joined(separator: "  ")
+            var text = ""
+            for (i, cell) in cells.enumerated() {
+                let shown = displayed(cell)
+                text += shown
+                if i + 1 < cells.count {
+                    text += String(repeating: " ", count: max(0, widths[i] - columns(shown)) + 2)
+                }
+            }
+            return text + "\n"
         }
-        var out = [line(shownRows[0]), line(widths.map { String(repeating: "-", count: $0) })]
-        out += shownRows.dropFirst().map(line)
-        if rows.isEmpty { out.append("(none)") }
-        return out.joined(separator: "\n") + "\n"
-    }
-
-    func render(_ format: OutputFormat) -> String {
-        format == .csv ? csv() : text()
+        try emit(line(headers))
+        try emit(line(widths.map { String(repeating: "-", count: $0) }))
+        for row in rows { try emit(line(row)) }
+        if rows.isEmpty { try emit("(none)\n") }
     }
 }
 

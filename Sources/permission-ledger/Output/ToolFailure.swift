@@ -28,8 +28,11 @@ struct ToolFailure: Error {
     }
 
     /// Standard output could not be written: one line saying why, exit 6 (docs/spec/CLI.md, "Common").
-    /// - Parameter code: the `errno` of the write that failed.
-    static func outputFailed(errno code: Int32) -> ToolFailure {
+    /// - Parameters:
+    ///   - code: the `errno` of the write that failed.
+    ///   - what: what was and was not written, or done, such as "the events up to seq 12 were written, not those
+    ///     after it".
+    static func outputFailed(errno code: Int32, saying what: String = "the output could not be written") -> ToolFailure {
         let why = switch code {
         case ENOSPC: "no space left on the device"
         case EFBIG: "the file reached this process's file size limit (ulimit -f)"
@@ -37,7 +40,7 @@ struct ToolFailure: Error {
         case EIO: "an input/output error"
         default: String(cString: strerror(code))
         }
-        return ToolFailure(.outputFailed, "standard output: \(why); the output could not be written")
+        return ToolFailure(.outputFailed, "standard output: \(why); \(what)")
     }
 
     /// Maps a ledger error to its exit code. Damage is exit 4 only when `verify` finds it (``Verify`` says so
@@ -45,6 +48,10 @@ struct ToolFailure: Error {
     init(_ error: any Error) {
         if let failure = error as? ToolFailure {
             self = failure
+            return
+        }
+        if let failure = error as? OutputFailure {
+            self = .outputFailed(errno: failure.errno)
             return
         }
         guard let error = error as? LedgerError else {
