@@ -11,7 +11,7 @@ import PermissionModel
 /// so it is escaped there. Everything else, a backslash included, is shown as it is.
 func displayed(_ value: String) -> String {
     // Most values are printable ASCII: nothing to do.
-    if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return value }
+    if isPrintableASCII(value) { return value }
     let scalars = Array(value.unicodeScalars)
     var shown = String.UnicodeScalarView()
     for (i, scalar) in scalars.enumerated() {
@@ -22,6 +22,16 @@ func displayed(_ value: String) -> String {
         }
     }
     return String(shown)
+}
+
+/// Whether `text` is printable ASCII only (U+0020 to U+007E), as most values are: shown as it is, a column a byte.
+func isPrintableASCII(_ text: String) -> Bool {
+    var text = text
+    // One pass over contiguous bytes: tables check every cell of up to millions of rows.
+    return text.withUTF8 { bytes in
+        for byte in bytes where byte < 0x20 || byte >= 0x7F { return false }
+        return true
+    }
 }
 
 /// Whether ``displayed(_:)`` writes the character as an escape (a zero-width joiner aside): the characters
@@ -56,7 +66,7 @@ func listCell(_ values: [String]) -> String {
 /// an emoji shown as such, one for any other character (a combining mark joins the character before it).
 func columns(_ text: String) -> Int {
     // Printable ASCII, most values: a column a byte.
-    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
+    if isPrintableASCII(text) { return text.utf8.count }
     var total = 0
     for character in text {
         guard let first = character.unicodeScalars.first else { continue }

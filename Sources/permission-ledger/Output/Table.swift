@@ -50,18 +50,21 @@ struct Table {
     /// Gives `emit` the table form a line at a time, each with its newline: the widths of the columns are found
     /// in one pass over the rows, then the lines are made and given one by one.
     func writeText<E: Error>(_ emit: (String) throws(E) -> Void) throws(E) {
-        var widths = headers.map { columns(displayed($0)) }
+        /// The columns a cell takes, shown: its bytes when it is printable ASCII.
+        func width(_ cell: String) -> Int { isPrintableASCII(cell) ? cell.utf8.count : columns(displayed(cell)) }
+        var widths = headers.map(width)
         for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], columns(displayed(cell))) }
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], width(cell)) }
         }
         func line(_ cells: [String]) -> String {
             // The last column is not padded, so that no line ends with spaces of the layout.
             var text = ""
             for (i, cell) in cells.enumerated() {
-                let shown = displayed(cell)
+                let plain = isPrintableASCII(cell)
+                let shown = plain ? cell : displayed(cell)
                 text += shown
                 if i + 1 < cells.count {
-                    text += String(repeating: " ", count: max(0, widths[i] - columns(shown)) + 2)
+                    text += String(repeating: " ", count: max(0, widths[i] - (plain ? cell.utf8.count : columns(shown))) + 2)
                 }
             }
             return text + "\n"
@@ -102,7 +105,9 @@ private func isPlainNumber(_ text: String) -> Bool {
 /// `2026-11-20 18:59:22.250000`); whole, as JSON and CSV write it otherwise.
 func tableTime(_ t: Timestamp?) -> String {
     guard let t else { return "" }
-    let text = t.description
-    guard text.utf8.count > 11, text.hasSuffix("Z") else { return text }
-    return String(text.prefix(10)) + " " + String(text.dropFirst(11).dropLast())
+    var bytes = Array(t.description.utf8)
+    guard bytes.count > 11, bytes.last == UInt8(ascii: "Z") else { return t.description }
+    bytes[10] = UInt8(ascii: " ")
+    bytes.removeLast()
+    return String(decoding: bytes, as: UTF8.self)
 }
