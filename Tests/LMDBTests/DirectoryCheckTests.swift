@@ -62,7 +62,11 @@ private struct PlantedDirectory {
                 let file = directory.environment + "/" + name
                 try make(file, directory.outside)
                 for readOnly in [true, false] {
-                    #expect(directory.openingError(readOnly: readOnly) == .untrustedFile, "\(name), \(plant)")
+                    // Were the check to let a FIFO through, LMDB would block on it for ever: the tool's tests, which
+                    // run it with a time limit, open those.
+                    if plant != "FIFO" {
+                        #expect(directory.openingError(readOnly: readOnly) == .untrustedFile, "\(name), \(plant)")
+                    }
                     let problem = Environment.fileProblem(inDirectory: directory.environment, readOnly: readOnly)
                     #expect(problem?.reason == reason, "\(name), \(plant)")
                     #expect(problem?.path == file, "\(name), \(plant)")
