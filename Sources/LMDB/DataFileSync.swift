@@ -39,6 +39,6 @@ extension Environment {
     /// Opens a descriptor of its own on the data file, to flush commits to disk through (see
     /// ``DataFileSync``). Open it before the first write whose flush it is to vouch for.
     public func openDataFileSync() throws(LMDBError) -> DataFileSync {
-        try DataFileSync(dataFile: path + "/data.mdb")
+        try DataFileSync(dataFile: directory + "/data.mdb")
     }
 }

@@ -106,14 +106,19 @@ public final class Environment: @unchecked Sendable {
 
     /// The directory the environment was opened in.
     public let path: String
+    /// The directory LMDB opened: `path` with its symbolic links resolved when it was checked.
+    let directory: String
 
     /// Opens the environment in the existing directory `path`, creating its files if needed.
     ///
     /// The directory itself is not created: a missing directory throws ``LMDBError/noSuchFile``,
     /// a file that is not an LMDB environment ``LMDBError/invalid``, missing permissions
     /// ``LMDBError/accessDenied``, a directory already open in this process
-    /// ``LMDBError/alreadyOpen``, and one on a network or pseudo file system
-    /// ``LMDBError/unsupportedFileSystem``. The environment always uses `MDB_NOTLS`.
+    /// ``LMDBError/alreadyOpen``, one on a network or pseudo file system
+    /// ``LMDBError/unsupportedFileSystem``, and a directory or file that fails the checks made before LMDB opens
+    /// anything (a symbolic link, a hard link, a special file, another user's, a directory others can write to:
+    /// see ``FileProblem``, which ``fileProblem(inDirectory:readOnly:)`` returns) ``LMDBError/untrustedFile``.
+    /// The environment always uses `MDB_NOTLS`.
     ///
     /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
     public init(path: String, options: Options = Options()) throws(LMDBError) {
@@ -124,11 +129,19 @@ public final class Environment: @unchecked Sendable {
             posix(pthread_key_delete(key))
             throw .unsupportedFileSystem
         }
-        var identity = OpenEnvironments.identity(of: path)
+        let checked: DirectoryCheck.Checked?
+        do {
+            checked = try DirectoryCheck.check(path, readOnly: options.readOnly)
+        } catch {
+            posix(pthread_key_delete(key))
+            if case .accessDenied = error.reason { throw .accessDenied }
+            throw .untrustedFile
+        }
+        var identity = OpenEnvironments.identity(of: checked?.directory ?? path)
         do throws(LMDBError) {
             if let identity { try OpenEnvironments.claim(identity) }
             do throws(LMDBError) {
-                handle = try Self.open(path: path, options: options)
+                handle = try Self.open(path: path, checked: checked, options: options)
             } catch {
                 if let identity { OpenEnvironments.release(identity) }
                 throw error
@@ -145,6 +158,7 @@ public final class Environment: @unchecked Sendable {
         self.identity = identity
         depthKey = key
         self.path = path
+        directory = checked?.directory ?? path
         readOnly = options.readOnly
         writableMap = options.mapsWritable
 
@@ -161,18 +175,21 @@ public final class Environment: @unchecked Sendable {
         posix(pthread_mutex_init(writerLock, nil))
     }
 
-    private static func open(path: String, options: Options) throws(LMDBError) -> OpaquePointer {
+    /// Opens LMDB's environment in the directory `checked` names (`path`, when it does not exist), and confirms that
+    /// LMDB opened the data file that was checked.
+    private static func open(path: String, checked: DirectoryCheck.Checked?, options: Options) throws(LMDBError) -> OpaquePointer {
+        let directory = checked?.directory ?? path
         guard options.mapSize >= 0, let maxDatabases = UInt32(exactly: options.maxDatabases),
             let maxReaders = UInt32(exactly: options.maxReaders), let mode = mode_t(exactly: options.fileMode)
         else { throw .invalidArgument }
         var env: OpaquePointer?
         try LMDBError.check(mdb_env_create(&env))
         guard let env else { throw .outOfMemory }
-        do {
+        do throws(LMDBError) {
             var mapSize = options.mapSize
             if options.mapsWritable {
                 // LMDB sizes the file to the map, shrinking it when the map is smaller; see `resizeMap(to:)`.
-                if let meta = try? MetaPages(dataFile: path + "/data.mdb"), let newest = meta.newest {
+                if let meta = try? MetaPages(dataFile: directory + "/data.mdb"), let newest = meta.newest {
                     let pages = Int(exactly: newest.lastPage).map { $0 &+ 1 } ?? Self.maximumMapSize
                     let (used, overflow) = pages.multipliedReportingOverflow(by: Int(newest.pageSize))
                     let usedSize = overflow || used < 0 ? Self.maximumMapSize : used
@@ -187,7 +204,14 @@ public final class Environment: @unchecked Sendable {
             if !options.durable { flags |= UInt32(MDB_NOSYNC) }
             if options.deferMetaSync { flags |= UInt32(MDB_NOMETASYNC) }
             if options.mapsWritable { flags |= UInt32(MDB_WRITEMAP) }
-            try LMDBError.check(mdb_env_open(env, path, flags, mode))
+            try LMDBError.check(mdb_env_open(env, directory, flags, mode))
+            if let checked {
+                do {
+                    try DirectoryCheck.confirm(checked, opened: env, shownAs: path)
+                } catch {
+                    throw .untrustedFile
+                }
+            }
             if options.mapsWritable { try reserveFileBlocks(env) }
         } catch {
             mdb_env_close(env)

@@ -22,6 +22,8 @@ public struct LMDBError: Error, RawRepresentable, Hashable, CustomStringConverti
         switch self {
         case .alreadyOpen: "the environment is already open in this process"
         case .unsupportedFileSystem: "the environment is on a file system LMDB cannot use (it needs a local file system)"
+        case .untrustedFile:
+            "a file of the environment is not one to open (a symbolic link, a hard link, a special file, another user's, or in a directory others can write to)"
         default: String(cString: mdb_strerror(rawValue))
         }
     }
@@ -193,4 +195,9 @@ extension LMDBError {
     /// The directory is on a file system LMDB cannot use: a network file system (NFS, SMB, ...), whose
     /// locks and memory maps LMDB cannot rely on, or a pseudo file system. (This wrapper's own code.)
     public static let unsupportedFileSystem = LMDBError(rawValue: -30_701)
+
+    /// The directory or a file in it failed the checks made before LMDB opens them: a symbolic link, a hard link, a
+    /// special file, another user's, or a directory others can write to (``Environment/FileProblem`` says which and
+    /// why), or the data file LMDB opened is not the one checked. (This wrapper's own code.)
+    public static let untrustedFile = LMDBError(rawValue: -30_702)
 }

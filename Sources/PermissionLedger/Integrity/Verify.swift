@@ -64,18 +64,8 @@ extension Ledger {
     /// - Throws: ``LedgerError``: `.missing`, `.notALedger`, `.locked` or `.storage` when the ledger cannot be
     ///   opened or read; `.damaged` (with `seq`) when the damage is found before the log could be read.
     public static func verify(path: String, progress: VerificationProgress? = nil) throws(LedgerError) -> VerificationReport {
-        let fm = FileManager.default
-        var isDirectory: ObjCBool = false
-        guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)")
-        }
-        guard isDirectory.boolValue else {
-            throw LedgerError(.notALedger, "\(path): not a ledger (it is a file; a ledger is a directory)")
-        }
-        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
-        guard fm.fileExists(atPath: dataFile) else {
-            throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)")
-        }
+        // The directory and its files are checked before anything in it is read, the meta pages included.
+        try LedgerDirectory.prepare(path: path, readOnly: true)
         progress?(.dataFile, 1)
         try checkMetaPages(path: path)
 

@@ -94,25 +94,7 @@ public final class Ledger: Sendable {
     public init(path: String, options: Options = Options()) throws(LedgerError) {
         self.path = path
         self.options = options
-        let fm = FileManager.default
-        var isDirectory: ObjCBool = false
-        let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
-        if exists && !isDirectory.boolValue {
-            throw LedgerError(.notALedger, "\(path): not a ledger (it is a file; a ledger is a directory)")
-        }
-        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
-        let hasData = fm.fileExists(atPath: dataFile)
-        if options.readOnly {
-            guard exists else { throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)") }
-            guard hasData else { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
-        } else if !exists {
-            guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-                throw LedgerError(.storage, "\(path): cannot create the ledger directory: \(String(cString: strerror(errno)))")
-            }
-            chmod(path, 0o700)
-        } else if !hasData, let contents = try? fm.contentsOfDirectory(atPath: path), !contents.isEmpty {
-            throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
-        }
+        try LedgerDirectory.prepare(path: path, readOnly: options.readOnly)
         // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
         let flushesCommits = options.durable && !options.readOnly
         do {

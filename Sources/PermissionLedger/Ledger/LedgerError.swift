@@ -7,7 +7,9 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: Hashable, Sendable {
         /// There is no ledger at the path.
         case missing
-        /// The path holds something that is not a ledger (or a newer format).
+        /// The path holds something that is not a ledger (or a newer format), or a file the ledger refuses to open
+        /// (a symbolic link, a hard link, a special file, another user's, a directory others can write to), or what
+        /// is left of a ledger whose data is lost (an empty `data.mdb`, a `lock.mdb` alone).
         case notALedger
         /// Another process holds a lock the ledger needs, or this process already has the ledger open.
         case locked
@@ -84,7 +86,16 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSpace, .quotaExceeded, .fileTooLarge, .ioError:
             let (why, remedy) = writeFailure(e, path: path)
             return LedgerError(.storage, "\(path): \(why)", remedy: remedy)
-        case .accessDenied: return LedgerError(.storage, "\(path): permission denied")
+        case .untrustedFile:
+            // The open checked the directory and found what the check before it had not: say what it is now.
+            let problem = Environment.fileProblem(inDirectory: path, readOnly: true)
+                ?? Environment.FileProblem(path: path, reason: .replaced, isDirectory: true)
+            return LedgerDirectory.refusal(problem, readOnly: true)
+        case .accessDenied:
+            if let problem = Environment.fileProblem(inDirectory: path, readOnly: true), case .accessDenied = problem.reason {
+                return LedgerDirectory.refusal(problem, readOnly: true)
+            }
+            return LedgerError(.storage, "\(path): permission denied")
         default: return LedgerError(.storage, "\(path): \(e)")
         }
     }
