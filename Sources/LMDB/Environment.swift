@@ -159,6 +159,14 @@ public final class Environment: @unchecked Sendable {
         posix(pthread_rwlockattr_destroy(&attributes))
         writerLock = .allocate(capacity: 1)
         posix(pthread_mutex_init(writerLock, nil))
+        recordMap()
+    }
+
+    /// Records where the data file is mapped now, for a fault handler (see ``MappedDataFiles``).
+    private func recordMap() {
+        var info = MDB_envinfo()
+        guard mdb_env_info(handle, &info) == MDB_SUCCESS else { return MappedDataFiles.forget(owner: self) }
+        MappedDataFiles.record(owner: self, dataFile: path + "/data.mdb", start: info.me_mapaddr, size: info.me_mapsize)
     }
 
     private static func open(path: String, options: Options) throws(LMDBError) -> OpaquePointer {
@@ -182,6 +190,7 @@ public final class Environment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize))
             try LMDBError.check(mdb_env_set_maxdbs(env, maxDatabases))
             try LMDBError.check(mdb_env_set_maxreaders(env, maxReaders))
+            try LMDBError.check(mdb_env_set_assert(env, AssertionFailures.callback))
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if !options.durable { flags |= UInt32(MDB_NOSYNC) }
@@ -200,6 +209,7 @@ public final class Environment: @unchecked Sendable {
     ///
     /// The corresponding LMDB function is `mdb_env_close`.
     deinit {
+        MappedDataFiles.forget(owner: self)
         mdb_env_close(handle)
         if let identity { OpenEnvironments.release(identity) }
         posix(pthread_rwlock_destroy(mapLock))
@@ -309,6 +319,8 @@ public final class Environment: @unchecked Sendable {
     /// of the file, in the instant between the two, could still lose pages. A rebuild, the writable map's
     /// use, sizes its map when it opens and then only when it fills.
     private func resizeMap(to bytes: Int) throws(LMDBError) {
+        // LMDB maps the file anew, perhaps elsewhere.
+        defer { recordMap() }
         guard writableMap else { return try LMDBError.check(mdb_env_set_mapsize(handle, bytes)) }
         var descriptor: Int32 = -1
         var file = stat()
