@@ -164,9 +164,12 @@ public final class Environment: @unchecked Sendable {
 
     /// Records where the data file is mapped now, for a fault handler (see ``MappedDataFiles``).
     private func recordMap() {
-        var info = MDB_envinfo()
-        guard mdb_env_info(handle, &info) == MDB_SUCCESS else { return MappedDataFiles.forget(owner: self) }
-        MappedDataFiles.record(owner: self, dataFile: path + "/data.mdb", start: info.me_mapaddr, size: info.me_mapsize)
+        var descriptor: Int32 = -1
+        // LMDB does not tell where it mapped the file (`me_mapaddr` is the address a meta page asks for).
+        guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS, let map = MappedDataFiles.mapping(of: descriptor) else {
+            return MappedDataFiles.forget(owner: self)
+        }
+        MappedDataFiles.record(owner: self, dataFile: path + "/data.mdb", start: map.start, size: map.size)
     }
 
     private static func open(path: String, options: Options) throws(LMDBError) -> OpaquePointer {

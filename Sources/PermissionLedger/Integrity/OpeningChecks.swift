@@ -5,26 +5,47 @@ internal import LMDB
 /// map: LMDB keeps no checksums and trusts its pages, so a file cut short makes it fault (`SIGBUS`), and a
 /// damaged page can make it fault or fail an assertion, or make a writer append to a damaged log.
 ///
-/// - Every open: the meta pages (``/LMDB/MetaPages/problem``): the file holds every page in use, a
-///   plausible page size, roots within the pages in use. Cheap: two reads of 152 bytes.
+/// - Every open of an existing data file, before LMDB opens it: the meta pages
+///   (``/LMDB/MetaPages/problem``): the file holds every page in use (an empty or cut-short file fails),
+///   a plausible page size, roots within the pages in use. Cheap: two reads of 152 bytes.
 /// - A writable open, also: the head event's chain hash, recomputed from the event before it
 ///   (docs/STORAGE.md, "The chain hash"), so that nothing is appended to a log whose end is damaged.
 /// - With ``Ledger/Options/checksPages`` (`permission-ledger import` and `rebuild`): a walk of every page
 ///   of the data file's trees (``/LMDB/PageWalk``), read with `pread`, before anything else is read.
 ///   O(pages in use).
 extension Ledger {
-    /// Runs the opening checks of an environment just opened (and of no use yet) at `path`.
+    /// The checks before LMDB opens the data file at `path` (when there is one): the meta pages; for a
+    /// writer with a writable map (a rebuild), also the writer's checks, through a read-only environment,
+    /// since LMDB sizes the file to a writable map as it opens it and a refusal must leave the file as it was.
     ///
     /// - Throws: ``LedgerError`` of kind `.damaged` naming the data file (and the `seq` when known), or
     ///   `.notALedger` when the data file is no LMDB file at all.
-    static func checkWhenOpening(_ environment: Environment, path: String, options: Options) throws(LedgerError) {
+    static func checkBeforeOpening(path: String, options: Options) throws(LedgerError) {
         let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        guard FileManager.default.fileExists(atPath: dataFile) else { return }
         do {
             try checkMetaPages(path: path)
         } catch where error.kind == .damaged {
-            throw LedgerError(.damaged, "\(dataFile): the data file is damaged: \(error.message)\(restore)")
+            throw LedgerError(.damaged, "\(dataFile): \(error.message)\(restore)")
         }
-        guard !options.readOnly else { return }
+        guard !options.readOnly, options.writableMap else { return }
+        let environment: Environment
+        do {
+            environment = try Environment(path: path, options: .init(maxDatabases: StorageTable.allCases.count + 2, readOnly: true))
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+        try checkBeforeWriting(environment, dataFile: dataFile, options: options)
+    }
+
+    /// The checks once LMDB has opened the environment, before anything else reads it: a writer's
+    /// (unless ``checkBeforeOpening(path:options:)`` ran them).
+    static func checkWhenOpened(_ environment: Environment, path: String, options: Options) throws(LedgerError) {
+        guard !options.readOnly, !options.writableMap else { return }
+        try checkBeforeWriting(environment, dataFile: (path as NSString).appendingPathComponent("data.mdb"), options: options)
+    }
+
+    private static func checkBeforeWriting(_ environment: Environment, dataFile: String, options: Options) throws(LedgerError) {
         if options.checksPages { try checkPages(environment, dataFile: dataFile) }
         try checkHead(environment, dataFile: dataFile)
     }

@@ -117,6 +117,7 @@ public final class Ledger: Sendable {
         } else if !hasData, let contents = try? fm.contentsOfDirectory(atPath: path), !contents.isEmpty {
             throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
         }
+        try Self.checkBeforeOpening(path: path, options: options)
         // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
         let flushesCommits = options.durable && !options.readOnly
         do {
@@ -125,7 +126,7 @@ public final class Ledger: Sendable {
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: flushesCommits, writableMap: options.writableMap))
-            try Self.checkWhenOpening(environment, path: path, options: options)
+            try Self.checkWhenOpened(environment, path: path, options: options)
             // Opened before anything is written, so that every failed write-back from now on is reported to it.
             // (`fdatasync` also writes back pages written through a writable map on Linux; the one ledger
             // opened with such a map, by `rebuildProjections(path:)`, appends nothing and syncs its environment.)
