@@ -153,7 +153,7 @@ public struct PageWalk {
             databases.append((String(decoding: key, as: UTF8.self), data.withUnsafeBytes { Tree($0) }))
         }
         for database in databases {
-            try walk(database.tree, name: database.name) { _, _, _ in }
+            try walk(database.tree, name: database.name)
         }
         var freePages: [UInt64] = []
         try walk(freeList, name: nil) { key, data, _ in
@@ -206,7 +206,7 @@ public struct PageWalk {
     /// Walks a tree and checks its record's counts; `visit` gets every leaf entry's key, value (read from its
     /// overflow pages too) and node flags.
     private mutating func walk(
-        _ tree: Tree, name: String?, onEntry: ([UInt8], [UInt8], UInt16) throws -> Void
+        _ tree: Tree, name: String?, onEntry: (([UInt8], [UInt8], UInt16) throws -> Void)? = nil
     ) throws {
         let what = name.map { "the \($0) table" } ?? "LMDB's own tree"
         guard tree.root != .max else {
@@ -234,7 +234,7 @@ public struct PageWalk {
 
     private mutating func visit(
         _ number: UInt64, level: Int, of tree: Tree, name: String?, count: inout Count,
-        onEntry: ([UInt8], [UInt8], UInt16) throws -> Void
+        onEntry: (([UInt8], [UInt8], UInt16) throws -> Void)?
     ) throws {
         func damage(_ message: String, nearKey: [UInt8]? = nil) -> Damage {
             Damage(message: "page \(number) of \(name.map { "the \($0) table" } ?? "LMDB's own tree"): \(message)", database: name, nearKey: nearKey)
@@ -271,7 +271,9 @@ public struct PageWalk {
             let (lo, hi, nodeFlags, keySize) = (u16(node), u16(node + 2), u16(node + 4), Int(u16(node + 6)))
             let keyStart = node + Self.nodeHeader
             guard keyStart + keySize <= pageSize else { throw damage("the key of node \(index) (\(keySize) bytes) runs past the page's end") }
-            let key = Array(page[keyStart..<(keyStart + keySize)])
+            // Copied only where used: the keys of branch pages and of entries read, and a leaf's first key.
+            let readsEntry = onEntry != nil || nodeFlags & Self.dupData != 0
+            let key = !isLeaf || index == 0 || readsEntry ? Array(page[keyStart..<(keyStart + keySize)]) : []
             if !isLeaf {
                 children.append((UInt64(lo) | UInt64(hi) << 16 | UInt64(nodeFlags) << 32, key))
                 continue
@@ -289,7 +291,7 @@ public struct PageWalk {
                 guard dataStart + size <= pageSize else {
                     throw damage("the value of node \(index) (\(size) bytes) runs past the page's end", nearKey: key)
                 }
-                entries.append((key, nodeFlags, Array(page[dataStart..<(dataStart + size)]), nil))
+                entries.append((key, nodeFlags, readsEntry ? Array(page[dataStart..<(dataStart + size)]) : [], nil))
             }
         }
         if !isLeaf {
@@ -316,7 +318,7 @@ public struct PageWalk {
             var data = entry.data ?? []
             if let (first, size) = entry.overflow {
                 do {
-                    data = try readOverflow(first, size: size, name: name, count: &count)
+                    data = try readOverflow(first, size: size, name: name, count: &count, readsData: onEntry != nil || entry.flags & Self.dupData != 0)
                 } catch var inner as Damage {
                     inner.nearKey = inner.nearKey ?? entry.key
                     throw inner
@@ -325,10 +327,10 @@ public struct PageWalk {
             if entry.flags & Self.dupData != 0, entry.flags & Self.subData != 0 {
                 // A tree of the key's sorted duplicates, with a record (and counts) of its own.
                 guard data.count == Self.databaseRecord else { throw damage("a tree of duplicates has a record of \(data.count) bytes", nearKey: firstKey) }
-                try walk(data.withUnsafeBytes { Tree($0) }, name: name) { _, _, _ in }
+                try walk(data.withUnsafeBytes { Tree($0) }, name: name)
             }
             do {
-                try onEntry(entry.key, data, entry.flags)
+                try onEntry?(entry.key, data, entry.flags)
             } catch var inner as Damage {
                 inner.database = inner.database ?? name
                 inner.nearKey = inner.nearKey ?? firstKey
@@ -338,7 +340,9 @@ public struct PageWalk {
     }
 
     /// Reads a value stored on overflow pages, checking their header and claiming them.
-    private mutating func readOverflow(_ first: UInt64, size: Int, name: String?, count: inout Count) throws -> [UInt8] {
+    private mutating func readOverflow(
+        _ first: UInt64, size: Int, name: String?, count: inout Count, readsData: Bool
+    ) throws -> [UInt8] {
         let pages = (Self.pageHeader - 1 + size) / pageSize + 1
         guard first >= 2, first <= lastPage, UInt64(pages) <= lastPage - first + 1 else {
             throw Damage(message: "a value of \(size) bytes is on overflow pages from \(first), outside pages 2...\(lastPage)", database: name)
@@ -353,6 +357,7 @@ public struct PageWalk {
         }
         for number in first..<(first + UInt64(pages)) { try claim(number, name: name) }
         count.overflowPages += UInt64(pages)
+        guard readsData else { return [] }
         var data = [UInt8](repeating: 0, count: size)
         let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, off_t(first) * off_t(pageSize) + off_t(Self.pageHeader)) }
         guard read >= 0 else { throw LMDBError(rawValue: errno) }
