@@ -173,6 +173,17 @@ public final class Environment: @unchecked Sendable {
         posix(pthread_rwlockattr_destroy(&attributes))
         writerLock = .allocate(capacity: 1)
         posix(pthread_mutex_init(writerLock, nil))
+        recordMap()
+    }
+
+    /// Records where the data file is mapped now, for a fault handler (see ``MappedDataFiles``).
+    private func recordMap() {
+        var descriptor: Int32 = -1
+        // LMDB does not tell where it mapped the file (`me_mapaddr` is the address a meta page asks for).
+        guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS, let map = MappedDataFiles.mapping(of: descriptor) else {
+            return MappedDataFiles.forget(owner: self)
+        }
+        MappedDataFiles.record(owner: self, dataFile: path + "/data.mdb", start: map.start, size: map.size)
     }
 
     /// Opens LMDB's environment in the directory `checked` names (`path`, when it does not exist), and confirms that
@@ -199,6 +210,7 @@ public final class Environment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize))
             try LMDBError.check(mdb_env_set_maxdbs(env, maxDatabases))
             try LMDBError.check(mdb_env_set_maxreaders(env, maxReaders))
+            try LMDBError.check(mdb_env_set_assert(env, AssertionFailures.callback))
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if !options.durable { flags |= UInt32(MDB_NOSYNC) }
@@ -224,6 +236,7 @@ public final class Environment: @unchecked Sendable {
     ///
     /// The corresponding LMDB function is `mdb_env_close`.
     deinit {
+        MappedDataFiles.forget(owner: self)
         mdb_env_close(handle)
         if let identity { OpenEnvironments.release(identity) }
         posix(pthread_rwlock_destroy(mapLock))
@@ -333,6 +346,8 @@ public final class Environment: @unchecked Sendable {
     /// of the file, in the instant between the two, could still lose pages. A rebuild, the writable map's
     /// use, sizes its map when it opens and then only when it fills.
     private func resizeMap(to bytes: Int) throws(LMDBError) {
+        // LMDB maps the file anew, perhaps elsewhere.
+        defer { recordMap() }
         guard writableMap else {
             // LMDB unmaps the old map before it maps the new one, and is left with no map at all when that
             // fails: make sure first that the address space is there.

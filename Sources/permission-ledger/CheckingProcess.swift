@@ -50,8 +50,10 @@ enum CheckingProcess {
 
     /// Runs the check as the child: writes the outcome as one line on standard output and exits.
     static func runChild(path: String) -> Never {
-        // A crash of the child is expected on a damaged file: no core file for it.
+        // A crash of the child is expected on a damaged file: no core file for it, and no line of its own (the
+        // parent reports the signal it died of).
         disableCoreDumps()
+        DamageReporting.stop()
         dieWithParent()
         let page = mapProgressPage()
         var lastStage: VerificationStage?

@@ -26,6 +26,8 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         // Past a file size limit (ulimit -f) a write fails with EFBIG and the tool says so, instead of the
         // default SIGXFSZ killing it.
         signal(SIGXFSZ, SIG_IGN)
+        // Damage LMDB meets where it cannot return an error: one line and exit 3, not a crash.
+        DamageReporting.start()
         guard CommandLine.arguments.count > 1 else {
             // No command at all is wrong usage, as a missing argument is (docs/spec/CLI.md): exit 2, not the help with 0.
             let commands = configuration.subcommands.map { $0._commandName }.joined(separator: ", ")

@@ -282,13 +282,16 @@ import Testing
             event.id = "asked-again"
             return event
         }) { path, head in
-            // A second copy of the damaged event after it, its record then changed without its hash.
+            // A second copy of the damaged event after it, its record then changed without its hash; then a third,
+            // chained from the second, so that the head itself is sound (a writable open checks the head's chain).
             do {
                 let environment = try Environment(path: path, options: .init(maxDatabases: 32, durable: false))
                 let events = try environment.openDatabase("events", create: false)
                 try environment.write { txn in
                     let value = [UInt8](try #require(try txn.get(events, key: Keys.seq(head.seq + 1))))
                     try txn.put(events, key: Keys.seq(head.seq + 2), value: value)
+                    let chained = chainHash(previous: ChainHash(unchecked: Array(value[0..<32])), record: Array(value[32...]))
+                    try txn.put(events, key: Keys.seq(head.seq + 3), value: chained.bytes + value[32...])
                 }
             }
             try Self.expectDamage(path, seq: head.seq + 1, mentioning: "breaks a rule of the log")

@@ -51,6 +51,8 @@ extension Ledger {
         // The map (and so the file's reserved room) is sized to twice the ledger's pages in use when it opens.
         var options = Options(mapSize: 1 << 20)
         options.writableMap = true
+        // A rebuild reads every page anyway: walking them first costs little, and nothing is written on damage.
+        options.checksPages = true
         let ledger = try Ledger(path: path, options: options)
         // A ledger whose derived tables were older has just been rebuilt, the same way.
         if !ledger.rebuiltWhenOpened { try ledger.rebuildProjections(tuning: tuning) }

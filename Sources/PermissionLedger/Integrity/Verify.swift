@@ -176,8 +176,13 @@ extension Ledger {
         let fileSize = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
         return try environment.read { txn in
             let verifier = Verifier(txn: txn, tables: tables, fileSize: fileSize, progress: progress)
-            let report = try verifier.run()
-            return try verifier.weigh(report, path: path)
+            let report = try verifier.weigh(try verifier.run(), path: path)
+            // Last, as only damage no read of the tables met is left: pages no lookup or scan reaches, free
+            // pages a tree still uses, counts that do not add up.
+            guard report.isIntact, let damage = try pageDamage(txn, dataFile: dataFile) else { return report }
+            return VerificationReport(
+                events: report.events, head: report.head, damagedSeq: damage.seq ?? 1,
+                problem: "the data file's pages are damaged: \(damage.problem)")
         }
     }
 }

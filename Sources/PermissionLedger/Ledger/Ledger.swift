@@ -33,6 +33,10 @@ public final class Ledger: Sendable {
         /// transaction with (group commit). A single call with more events is still committed whole.
         /// `1` commits every call in a transaction of its own.
         public var maxEventsPerCommit: Int
+        /// When opening for writing, first walks every page of the data file's trees, read with `pread`
+        /// (see `/LMDB/PageWalk`), and refuses a data file whose pages are damaged: what
+        /// `permission-ledger import` and `rebuild` do before they write. It costs a read of every page in use.
+        public var checksPages = false
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
         /// ``Ledger/rebuildProjections(path:)`` opens with, and nothing else.
         var writableMap = false
@@ -95,6 +99,7 @@ public final class Ledger: Sendable {
         self.path = path
         self.options = options
         try LedgerDirectory.prepare(path: path, readOnly: options.readOnly)
+        try Self.checkBeforeOpening(path: path, options: options)
         // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
         let flushesCommits = options.durable && !options.readOnly
         do {
@@ -103,6 +108,7 @@ public final class Ledger: Sendable {
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: flushesCommits, writableMap: options.writableMap))
+            try Self.checkWhenOpened(environment, path: path, options: options)
             // Opened before anything is written, so that every failed write-back from now on is reported to it.
             // (`fdatasync` also writes back pages written through a writable map on Linux; the one ledger
             // opened with such a map, by `rebuildProjections(path:)`, appends nothing and syncs its environment.)

@@ -45,11 +45,14 @@ struct LedgerOption: ParsableArguments {
         }
     }
 
-    /// Opens the ledger for writing, creating it when missing.
+    /// Opens the ledger for writing, creating it when missing, after a walk of every page of its data file:
+    /// nothing is appended to a damaged ledger.
     func openForWriting() throws -> Ledger {
         try refuseDanglingLink()
+        var options = Ledger.Options()
+        options.checksPages = true
         do {
-            return try Ledger(path: path)
+            return try Ledger(path: path, options: options)
         } catch {
             throw ToolFailure(error)
         }
