@@ -22,9 +22,9 @@ enum HandleSets {
     /// subject's keys in `handles`.
     ///
     /// A handle's versions are contiguous and in seq order: the walk keeps the last one at or before `seq` and
-    /// skips the rest, one by one while there are few, with a seek to the point and one past the handle when
-    /// there are many. The cost grows with the subject's handles, not with how often each changed, nor with
-    /// the rest of the log. Keys order as handles do but for values over 200 bytes (keyed by their hash, after
+    /// steps over the others while there are few; with more, it seeks to the point and past the handle. The
+    /// cost grows with the subject's handles, not with how often each changed, nor with the rest of the log.
+    /// Keys order as handles do but for values over 200 bytes (keyed by their hash, after
     /// every plain value of their kind): those rows alone are sorted and merged in.
     static func sortedRows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> [HandleRow] {
         let cursor = try txn.cursor(tables.handles)
@@ -68,18 +68,17 @@ enum HandleSets {
         var entry: Cursor.Entry? = first
         var stepped = 0
         while let e = entry, isVersion(e.key) {
-            if Keys.decodeSeq(e.key) > seq { break }
             if stepped == versionsStepped {
                 // A long history: one seek to the point rather than a step for each version.
-                latest = try cursor.latest(Array(first.key[0..<entityLength]), atMost: seq)?.value
+                if Keys.decodeSeq(e.key) <= seq { latest = try cursor.latest(Array(first.key[0..<entityLength]), atMost: seq)?.value }
                 break
             }
-            latest = e.value
+            if Keys.decodeSeq(e.key) <= seq { latest = e.value }
             stepped += 1
             entry = try cursor.next()
         }
         guard let e = entry, isVersion(e.key) else { return (latest, entry) }
-        // Later versions remain: seek past the last seq a version can have.
+        // More versions remain: seek past the last seq a version can have.
         var key = Array(first.key[0..<entityLength])
         key.appendSeq(.max)
         var following = try cursor.seek(atOrAfter: key)
