@@ -321,6 +321,24 @@ public struct WriteTransaction {
     public func drop(_ db: Database) throws(LMDBError) {
         try state.check(mdb_drop(try state.transaction(), db.handle, 0))
     }
+
+    /// Deletes the database named `name`, its entries and pages with it, if the environment has one: once the
+    /// transaction commits, the name is gone from ``ReadTransaction/databaseNames()`` and the pages are free.
+    /// The database is opened in this transaction alone, so the environment never holds a handle to it.
+    ///
+    /// The corresponding LMDB functions are `mdb_dbi_open` and `mdb_drop` (with `del` = 1).
+    ///
+    /// - Returns: whether there was such a database.
+    @discardableResult
+    public func deleteDatabase(named name: String) throws(LMDBError) -> Bool {
+        let txn = try state.transaction()
+        var dbi = MDB_dbi()
+        let opened = mdb_dbi_open(txn, name, 0, &dbi)
+        if opened == MDB_NOTFOUND { return false }
+        try state.check(opened)
+        try state.check(mdb_drop(txn, dbi, 1))
+        return true
+    }
 }
 
 @available(*, unavailable, message: "A transaction belongs to the thread running its closure.")

@@ -145,14 +145,14 @@ struct DamageDetectionTests {
             let format = try #require(file.node(ofTable: "meta", key: Array("format".utf8)))
             let projections = try #require(file.node(ofTable: "meta", key: Array("projections".utf8)))
             for (node, value, status, start) in [
-                (format, 2, 4, "seq 1: the meta table holds format=2 projections=4"),
+                (format, 2, 4, "seq 1: the meta table holds format=2 projections=5"),
                 (projections, 0, 4, "seq 1: the meta table holds format=1 projections=0"),
                 (projections, 12, 4, "seq 1: the meta table holds format=1 projections=12"),
                 // A version this build knows as older: an older ledger whose rows happen to be this build's.
                 // The engine's remedy, worded as the tool's command.
-                (projections, 3, 3, """
-                    \(sandbox.path("meta-3")): the ledger's indexes were made by an older PermissionLedger; rebuild them \
-                    once with 'permission-ledger rebuild --ledger \(sandbox.path("meta-3"))' (the log itself is unchanged)
+                (projections, 4, 3, """
+                    \(sandbox.path("meta-4")): the ledger's indexes were made by an older PermissionLedger; rebuild them \
+                    once with 'permission-ledger rebuild --ledger \(sandbox.path("meta-4"))' (the log itself is unchanged)
                     """),
             ] {
                 var damaged = file

@@ -121,6 +121,30 @@ private struct Failure: Error {}
             #expect(try env.openDatabase("test", create: false) == db)
         }
     }
+
+    @Test func deleteDatabaseRemovesItsNameAndFreesItsPages() throws {
+        try withEnvironment { env, db throws in
+            let retired = try env.openDatabase("retired", create: true)
+            func fill(_ target: Database) throws {
+                try env.write { txn throws in
+                    for n in 0..<2_000 { try txn.put(target, key: key(n), value: bytes(String(repeating: "x", count: 100))) }
+                }
+            }
+            try fill(retired)
+            try env.write { try $0.put(db, key: bytes("keep"), value: bytes("me")) }
+            let pages = try env.statistics(retired).leafPages
+            #expect(pages > 40)
+            #expect(try env.write { try $0.deleteDatabase(named: "retired") })
+            #expect(try env.write { try $0.deleteDatabase(named: "retired") } == false, "nothing left to delete")
+            #expect(try env.read { try $0.databaseNames() } == ["test"])
+            #expect(throws: LMDBError.notFound) { try env.openDatabase("retired", create: false) }
+            #expect(try env.read { try string($0.get(db, key: bytes("keep"))) } == "me")
+            // As many rows again, elsewhere, go into the pages the deleted database freed: the file hardly grows.
+            let lastPage = try env.read { try $0.lastCommittedPage() }
+            try fill(try env.openDatabase("again", create: true))
+            #expect(try env.read { try $0.lastCommittedPage() } < lastPage + UInt64(pages / 2))
+        }
+    }
 }
 
 @Suite struct NestedTransactionTests {

@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 import PermissionModel
 import Testing
 
@@ -219,11 +220,12 @@ import Testing
         }
     }
 
-    /// Known handles are read from a subject's latest checkpoint (one every 32 changes) and the changes after
-    /// it, merged in handle order. Many observations of one subject make several checkpoints; among the
-    /// handles, values over 200 bytes are keyed by their hash, so a checkpoint's key order is not the handles'
-    /// order, and non-ASCII values order by code point. Every seq is compared with the reference model.
-    @Test func knownHandlesAcrossCheckpointsEqualTheReferenceModel() async throws {
+    /// Known handles are read in one walk of the subject's versions in `handles`, each handle at its latest
+    /// version at or before the point (stepped to while there are few, sought when there are many). Many
+    /// observations of one subject give its handles many versions; among the handles, values over 200 bytes
+    /// are keyed by their hash, so key order is not the handles' order, and non-ASCII values order by code
+    /// point. Every seq is compared with the reference model.
+    @Test func knownHandlesOverManyVersionsEqualTheReferenceModel() async throws {
         let long = String(repeating: "a", count: 205)
         let pool: [(String, String)] = [
             ("h1", "custom"), ("h10", "custom"), ("h2", "custom"), ("é-chat", "custom"), ("Zed", "custom"),
@@ -238,7 +240,7 @@ import Testing
             let s = 36_000 + i * 10
             return String(format: "%02d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
         }
-        // kid-ben's handles are all short: its checkpoints are written straight from the rows in handle order.
+        // kid-ben's handles are all short: its keys are in handle order.
         let short = pool.filter { $0.0.utf8.count <= 200 }
         var lines: [String] = []
         for i in 0..<90 {
@@ -254,12 +256,61 @@ import Testing
             let input = try lines.map { try decodeEvent($0) }
             let summary = try await ledger.append(input)
             #expect(summary.appended == 180)
-            try Self.compareWithReferenceModel(ledger, input: input, name: "checkpoints and hashed keys")
+            try Self.compareWithReferenceModel(ledger, input: input, name: "many versions and hashed keys")
             for subject in ["kid-ava", "kid-ben"] {
                 let all = try ledger.read { try $0.knownHandles(subject: subject) }
                 #expect(all.count > 3 && all.map(\.handle) == all.map(\.handle).sorted(), "ordered by handle: \(all.map(\.handle.value))")
             }
-            // Verification rebuilds every row in memory, checkpoints included, and compares the bytes.
+            // Verification rebuilds every row in memory and compares the bytes.
+            #expect(try ledger.verify().isIntact)
+        }
+    }
+
+    /// A seeded random history of several subjects: observations of a few handles out of each subject's pool
+    /// (known or not), and questions about one or two of them answered later with a grant of one or two hours,
+    /// a permanent one or a denial. Handles come back again and again, so the as-of points see each with
+    /// anything from no version to dozens. Known handles and `isKnownHandle`, at every seq and between events,
+    /// equal the reference model's.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func knownHandlesOfARandomHistoryEqualTheReferenceModel(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        let long = String(repeating: "q", count: 220)
+        let pool: [(String, String)] = [
+            ("h1", "custom"), ("h2", "custom"), ("h10", "custom"), ("ü-chat", "custom"), (long + "1", "custom"), (long + "2", "custom"),
+            ("a@example.com", "emailAddress"), ("z@example.com", "emailAddress"), (String(repeating: "m", count: 205) + "@example.com", "emailAddress"),
+            ("+15550100001", "phoneNumber"), ("+15550100002", "phoneNumber"), ("+15550100003", "phoneNumber"),
+        ]
+        let subjects = ["kid-a", "kid-b", "kid-c"]
+        var lines: [String] = []
+        var pending: [(question: String, subject: String)] = []
+        var seconds = 8 * 3600
+        for n in 0..<240 {
+            seconds += Int.random(in: 20...150, using: &random)
+            let clock = String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+            let subject = subjects.randomElement(using: &random)!
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5:
+                let checked = Array(pool.shuffled(using: &random).prefix(Int.random(in: 1...4, using: &random)))
+                let known = checked.filter { _ in Bool.random(using: &random) }
+                lines.append(JSONLine.observed("obs-\(n)", subject: subject, checked: checked, known: known, at: clock, recorded: clock))
+            case 5..<8:
+                let question = String(format: "6A3F1C2E-AB00-4000-8000-%012X", n)
+                let people = Array(pool.shuffled(using: &random).prefix(Int.random(in: 1...2, using: &random)))
+                lines.append(JSONLine.asked("ask-\(n)", question: question, subject: subject, at: clock, recorded: clock,
+                                            people: people, choices: JSONLine.timeLimitedChoices))
+                pending.append((question, subject))
+            default:
+                guard !pending.isEmpty else { continue }
+                let (question, asker) = pending.remove(at: Int.random(in: 0..<pending.count, using: &random))
+                let choice = ["approve-1h", "approve-2h", "approve", "decline"].randomElement(using: &random)!
+                lines.append(JSONLine.answered("answer-\(n)", question: question, choice: choice, subject: asker, at: clock, recorded: clock))
+            }
+        }
+        try await withLedger { ledger async throws in
+            let input = try lines.map { try decodeEvent($0) }
+            let summary = try await ledger.append(input)
+            #expect(summary.appended == input.count)
+            try Self.compareWithReferenceModel(ledger, input: input, name: "random history \(seed)")
             #expect(try ledger.verify().isIntact)
         }
     }

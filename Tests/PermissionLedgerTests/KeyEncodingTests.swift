@@ -65,8 +65,6 @@ import Testing
                 #expect(Keys.handle(subject: subject, handle) == Reference.subjectPrefix(subject) + Reference.handleOnly(handle))
                 #expect(Keys.handleSubject(handle, subject: subject) == Reference.handleOnly(handle) + Array(subject.utf8))
                 for s in Self.seqs {
-                    #expect(Keys.handleChange(subject: subject, seq: s, handle)
-                        == Reference.subjectPrefix(subject) + Reference.seq(s) + Reference.handleOnly(handle))
                     #expect(Keys.versioned(Keys.handle(subject: subject, handle), s)
                         == Reference.subjectPrefix(subject) + Reference.handleOnly(handle) + Reference.seq(s))
                 }

@@ -98,7 +98,7 @@ import Testing
         }
     }
 
-    /// The write caches (question definitions, known subjects, checkpoint counts, stored `handleSubjects` keys)
+    /// The write caches (question definitions, known subjects, stored `handleSubjects` keys)
     /// only save lookups: emptied at every entry, they must leave every table as it is with the usual limit.
     @Test("write caches emptied at every entry change no row", arguments: Fixtures.valid)
     func tinyWriteCachesWriteTheSameTables(name: String) async throws {

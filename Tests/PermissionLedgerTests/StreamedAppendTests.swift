@@ -258,8 +258,7 @@ import Testing
             for n in 0..<count {
                 let second = String(format: "%02d:%02d:%02d", 15 + n / 3600, (n / 60) % 60, n % 60)
                 if n.isMultiple(of: 20) {
-                    // One subject's handles change all along, with checkpoints every 32 changes: where they
-                    // fall must not depend on when the cache of changes since the last one was emptied.
+                    // One subject's handles change all along, in many versions of the same few handles.
                     events.append(try decodeEvent(JSONLine.observed(
                         "c\(n)", subject: "kid-busy", checked: [("friend-\(n % 7)", "custom")],
                         known: n.isMultiple(of: 40) ? [("friend-\(n % 7)", "custom")] : [], at: second, recorded: second)))

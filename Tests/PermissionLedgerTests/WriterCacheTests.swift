@@ -48,7 +48,6 @@ import Testing
             cache = ledger.writerCache.take(forTransaction: try Self.nextTransaction(ledger))
             #expect(cache.definitions[Events.uuid(2)] == nil, "an answered question leaves the cache")
             #expect(cache.handleSubjectsStored.count == 1)
-            #expect(!cache.changesSinceCheckpoint.isEmpty)
         }
     }
 

@@ -93,6 +93,8 @@ extension Ledger {
             try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
                 for (_, db) in tables.derived { try txn.drop(db) }
+                // Tables of earlier versions that this one no longer keeps: their pages would otherwise stay in use.
+                for name in StorageTable.retiredNames { try txn.deleteDatabase(named: name) }
                 try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
                 let store = LMDBStore(txn: txn, tables: tables, cacheLimit: tuning.cacheLimit)
                 store.rewritesLog = false

@@ -150,24 +150,23 @@ final class Verifier {
     private func checkTable(_ table: StorageTable, _ db: Database) throws -> VerificationReport? {
         let stage = VerificationStage.table(table)
         at(stage, 1)
-        var expected = store.rows[table] ?? []
-        expected.sort { $0.0.lexicographicallyPrecedes($1.0) }
+        let expected = store.takeSortedRows(table)
         let cursor = try txn.cursor(db)
         var row = try cursor.first()
         var index = 0
         while true {
-            let want = index < expected.count ? expected[index] : nil
+            let want = index < expected.count ? expected.row(index) : nil
             guard let have = row else {
-                if let want { return damaged(seqOf(table, want.0, want.1), "the \(table.rawValue) projection lacks a row the log implies") }
+                if let want { return damaged(seqOf(table, want.key, want.value), "the \(table.rawValue) projection lacks a row the log implies") }
                 break
             }
             at(stage, seqOf(table, have.key, have.value))
             guard let want else {
                 return damaged(seq, "the \(table.rawValue) projection holds a row the log does not imply")
             }
-            if !have.key.elementsEqual(want.0) || !have.value.elementsEqual(want.1) {
-                let ours = have.key.lexicographicallyPrecedes(want.0)
-                return damaged(ours ? seq : seqOf(table, want.0, want.1), "the \(table.rawValue) projection differs from a rebuild from the log")
+            if !have.key.elementsEqual(want.key) || !have.value.elementsEqual(want.value) {
+                let ours = have.key.lexicographicallyPrecedes(want.key)
+                return damaged(ours ? seq : seqOf(table, want.key, want.value), "the \(table.rawValue) projection differs from a rebuild from the log")
             }
             guard try isFoundByLookup(db, have) else {
                 return damaged(seq, "a lookup in the \(table.rawValue) projection does not find a row a scan returns (a damaged index page)")
@@ -188,11 +187,7 @@ final class Verifier {
             bytes.count >= 8 ? bytes.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } : 0
         }
         switch table {
-        case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleCheckpoints: return seq(key)
-        case .handleChanges:
-            // subject NUL + seq + kind value NUL
-            guard let nul = key.firstIndex(of: 0) else { return 0 }
-            return seq(key[key.index(after: nul)...].prefix(8))
+        case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents: return seq(key)
         case .expiries: return 0
         case .meta, .events, .eventIDs, .subjects, .questionsByAsked, .handleSubjects: return value.count == 8 ? seq(value) : 0
         }

@@ -60,7 +60,7 @@ public final class Ledger: Sendable {
 
     /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
     /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
-    static let projectionsVersion: UInt8 = 4
+    static let projectionsVersion: UInt8 = 5
 
     /// The ledger's directory.
     public let path: String
@@ -104,7 +104,7 @@ public final class Ledger: Sendable {
         let flushesCommits = options.durable && !options.readOnly
         do {
             environment = try Environment(path: path, options: .init(
-                mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + 2, fileMode: 0o600,
+                mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, fileMode: 0o600,
                 readOnly: options.readOnly, durable: options.durable,
                 // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
                 deferMetaSync: flushesCommits, writableMap: options.writableMap))

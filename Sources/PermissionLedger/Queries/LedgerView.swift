@@ -114,7 +114,7 @@ public struct LedgerView {
 
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
-        // The subject's latest checkpoint at or before the point, then at most a checkpoint interval of changes.
+        // One walk of the subject's handles in `handles`, each read at its latest version at or before the point.
         let rows = try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
         return rows.compactMap { row in
             guard row.known, row.until.map({ $0 > point.time }) ?? true else { return nil }

@@ -31,6 +31,4 @@ import PermissionModel
     func isKnownSubject(_ subject: String) throws -> Bool
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
-    /// Called once all of an event's projections are written: checkpoints subjects' handle sets.
-    func endEvent(seq: UInt64) throws
 }

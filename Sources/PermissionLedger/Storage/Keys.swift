@@ -82,15 +82,6 @@ enum Keys {
         return key
     }
 
-    /// `subject NUL seq` then the handle: the `handleChanges` key.
-    static func handleChange(subject: String, seq: UInt64, _ handle: CommunicationHandle) -> [UInt8] {
-        var key = key(capacity: subject.utf8.count + 9 + handleLength(handle))
-        key.appendSubject(subject)
-        key.appendSeq(seq)
-        key.appendHandle(handle)
-        return key
-    }
-
     /// The `handleSubjects` key: the handle, then the subject.
     static func handleSubject(_ handle: CommunicationHandle, subject: String) -> [UInt8] {
         var key = key(capacity: handleLength(handle) + subject.utf8.count)

@@ -18,7 +18,6 @@ final class LMDBStore: ProjectionStore {
     /// (whose keys ascend) and `questionsByAsked` (whose keys mostly do) are appended at the end; in `eventIDs`,
     /// ids that grow with time (counters, ULIDs, version 7 UUIDs) land next to the last one.
     private var keptCursors: [Database: Cursor] = [:]
-    private var touchedSubjects: [ByteKey] = []
     /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
     /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
     /// subject in key order (``flushHeldRows()``) instead of one random place in the tree per event.
@@ -31,8 +30,8 @@ final class LMDBStore: ProjectionStore {
     /// The most rows of each table a rebuild holds back (`subjectEvents`' seqs, `expiries`' keys) before it
     /// writes them.
     var heldRowLimit = 1 << 20
-    /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, handle changes
-    /// since a subject's checkpoint, stored `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
+    /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, stored
+    /// `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
     /// nothing but speed: what it held is read again from the transaction.
     var cacheLimit: Int
@@ -80,24 +79,6 @@ final class LMDBStore: ProjectionStore {
             if cache.handleSubjectsStored.count >= cacheLimit { cache.handleSubjectsStored.removeAll(keepingCapacity: true) }
             cache.handleSubjectsStored.insert(handleSubject)
         }
-        let subjectKey = ByteKey(Keys.subjectPrefix(subject))
-        let changes = try cache.changesSinceCheckpoint[subjectKey]
-            ?? HandleSets.changesSinceCheckpoint(txn.reader, tables, subjectPrefix: subjectKey.bytes)
-        try txn.put(tables.handleChanges, key: Keys.handleChange(subject: subject, seq: seq, row.handle), value: encoded)
-        cache.changesSinceCheckpoint[subjectKey] = changes + 1
-        if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
-    }
-
-    func endEvent(seq: UInt64) throws {
-        for subject in touchedSubjects where cache.changesSinceCheckpoint[subject]! >= HandleCheckpoint.interval {
-            let rows = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: subject.bytes, atMost: seq)
-            try txn.put(tables.handleCheckpoints, key: Keys.versioned(subject.bytes, seq), value: HandleCheckpoint.encode(sortedRows: rows))
-            cache.changesSinceCheckpoint[subject] = 0
-        }
-        touchedSubjects.removeAll(keepingCapacity: true)
-        // Between events the counts are only a cache of what `handleChanges` and `handleCheckpoints` hold
-        // (this transaction's rows included): a long transaction (a streamed import) keeps it bounded.
-        if cache.changesSinceCheckpoint.count >= cacheLimit { cache.changesSinceCheckpoint.removeAll(keepingCapacity: true) }
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {

@@ -9,36 +9,36 @@ final class MemoryStore: ProjectionStore {
     /// Whether events are kept to tell a duplicate from a reused id: a log replay never needs them.
     let keepsEvents: Bool
     /// Every row written, per table, as LMDB would hold it (only when `keepsRows`).
-    private var recorded: [StorageTable: [([UInt8], [UInt8])]] = [:]
+    private var recorded: [StorageTable: RecordedRows] = [:]
     /// The keys of the `expiries` table: rows there are deleted as well as written.
     private var expiries: Set<ByteKey> = []
 
-    /// Every row the derived tables hold, per table, as LMDB would hold it (only when `keepsRows`).
-    var rows: [StorageTable: [([UInt8], [UInt8])]] {
-        var rows = recorded
-        if keepsRows { rows[.expiries] = expiries.map { ($0.bytes, []) } }
+    /// Hands over the rows `table` holds, ordered by key as LMDB orders them (only when `keepsRows`), and
+    /// forgets them: a verification compares each table once, and holds one table's order at a time.
+    func takeSortedRows(_ table: StorageTable) -> RecordedRows {
+        var rows = recorded.removeValue(forKey: table) ?? RecordedRows()
+        if table == .expiries {
+            for key in expiries { rows.append(key: key.bytes, value: []) }
+            expiries = []
+        }
+        rows.sortByKey()
         return rows
     }
-    /// A subject's entity, compared by the subject's bytes as LMDB keys are.
-    private struct SubjectKey<T: Hashable>: Hashable {
-        var subject: ByteKey
-        var item: T
 
-        init(subject: String, item: T) {
-            self.subject = ByteKey(Array(subject.utf8))
-            self.item = item
-        }
+    /// Each subject's number, in the order subjects first had an event (subjects compared by their bytes, as
+    /// LMDB keys are): the current handles and permissions are keyed by it rather than by the subject's bytes.
+    private var subjectNumbers: [ByteKey: Int] = [:]
+    /// One entity of one subject.
+    private struct SubjectEntity<T: Hashable>: Hashable {
+        var subject: Int
+        var item: T
     }
-    private var handles: [SubjectKey<CommunicationHandle>: HandleRow] = [:]
-    private var permissions: [SubjectKey<SystemPermission>: PermissionRow] = [:]
+    private var handles: [SubjectEntity<CommunicationHandle>: HandleRow] = [:]
+    private var permissions: [SubjectEntity<SystemPermission>: PermissionRow] = [:]
     private var questions: [UUID: (definition: QuestionDefinition, seq: UInt64)] = [:]
     private var eventIDs: [ByteKey: UInt64] = [:]
     /// The records of stored events, kept when `keepsEvents`, decoded only for a duplicate, as LMDB's are.
     private var records: [UInt64: [UInt8]] = [:]
-    private var subjects: Set<ByteKey> = []
-    /// Per subject, when keeping rows: every handle's latest row and the changes since the last checkpoint.
-    private var handleSets: [ByteKey: (rows: [ByteKey: HandleRow], changes: Int)] = [:]
-    private var touchedSubjects: [ByteKey] = []
 
     init(keepsRows: Bool, keepsEvents: Bool = false) {
         self.keepsRows = keepsRows
@@ -46,7 +46,16 @@ final class MemoryStore: ProjectionStore {
     }
 
     private func record(_ table: StorageTable, _ key: @autoclosure () -> [UInt8], _ value: @autoclosure () -> [UInt8]) {
-        if keepsRows { recorded[table, default: []].append((key(), value())) }
+        if keepsRows { recorded[table, default: RecordedRows()].append(key: key(), value: value()) }
+    }
+
+    /// The subject's number; a subject with no event yet (which the rules never write rows for) gets one.
+    private func number(of subject: String) -> Int {
+        let key = ByteKey(Array(subject.utf8))
+        if let number = subjectNumbers[key] { return number }
+        let number = subjectNumbers.count
+        subjectNumbers[key] = number
+        return number
     }
 
     func seq(ofEventID id: String) throws -> UInt64? { eventIDs[ByteKey(Array(id.utf8))] }
@@ -70,38 +79,25 @@ final class MemoryStore: ProjectionStore {
     }
 
     func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
-        handles[SubjectKey(subject: subject, item: handle)]
+        guard let number = subjectNumbers[ByteKey(Array(subject.utf8))] else { return nil }
+        return handles[SubjectEntity(subject: number, item: handle)]
     }
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
-        let key = SubjectKey(subject: subject, item: row.handle)
-        if keepsRows {
-            if handles[key] == nil { record(.handleSubjects, Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
-            let subjectKey = ByteKey(Keys.subjectPrefix(subject))
-            let handleKey = ByteKey(Keys.handleOnly(row.handle))
-            record(.handleChanges, Keys.handleChange(subject: subject, seq: seq, row.handle), row.encoded())
-            handleSets[subjectKey, default: ([:], 0)].rows[handleKey] = row
-            handleSets[subjectKey]!.changes += 1
-            if !touchedSubjects.contains(subjectKey) { touchedSubjects.append(subjectKey) }
+        let key = SubjectEntity(subject: number(of: subject), item: row.handle)
+        if keepsRows, handles[key] == nil {
+            record(.handleSubjects, Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq))
         }
         handles[key] = row
         record(.handles, Keys.versioned(Keys.handle(subject: subject, row.handle), seq), row.encoded())
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {
-        permissions[SubjectKey(subject: subject, item: row.permission)] = row
+        permissions[SubjectEntity(subject: number(of: subject), item: row.permission)] = row
         record(.permissions, Keys.versioned(Keys.permission(subject: subject, row.permission), seq), row.encoded())
     }
 
-    func isKnownSubject(_ subject: String) throws -> Bool { subjects.contains(ByteKey(Array(subject.utf8))) }
-
-    func endEvent(seq: UInt64) throws {
-        for subject in touchedSubjects where handleSets[subject]!.changes >= HandleCheckpoint.interval {
-            record(.handleCheckpoints, Keys.versioned(subject.bytes, seq), HandleCheckpoint.encode(handleSets[subject]!.rows.map { ($0.key, $0.value) }))
-            handleSets[subject]!.changes = 0
-        }
-        touchedSubjects.removeAll(keepingCapacity: true)
-    }
+    func isKnownSubject(_ subject: String) throws -> Bool { subjectNumbers[ByteKey(Array(subject.utf8))] != nil }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         eventIDs[ByteKey(Array(event.id.utf8))] = seq
@@ -112,7 +108,7 @@ final class MemoryStore: ProjectionStore {
         self.record(.byRecordedAt, Keys.versioned(Keys.time(event.recordedAt!), seq), [])
         self.record(.subjectEvents, Keys.versioned(Keys.subjectPrefix(event.subject), seq), [])
         if newSubject {
-            subjects.insert(ByteKey(Array(event.subject.utf8)))
+            _ = number(of: event.subject)
             self.record(.subjects, Array(event.subject.utf8), seqKey)
         }
         if case .questionAsked(let question) = event.payload {

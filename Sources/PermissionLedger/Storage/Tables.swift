@@ -27,10 +27,6 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     case subjectEvents
     /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
     case handleSubjects
-    /// subject NUL + seq + kind value NUL → `HandleRow`: each change of a subject's handles, in log order.
-    case handleChanges
-    /// subject NUL + seq → `HandleCheckpoint`: the subject's whole handle set after that event.
-    case handleCheckpoints
     /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
     /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
     case expiries
@@ -41,6 +37,11 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
 
     /// The tables that hold state derived from the log, in the order of ``allCases``.
     static let derived = allCases.filter(\.isDerived)
+
+    /// The names of derived tables that earlier versions of the projections kept and this one does not
+    /// (`subjectHandles` in version 2, `handleChanges` and `handleCheckpoints` in versions 3 and 4): a rebuild
+    /// deletes them, pages and all, where it finds them.
+    static let retiredNames = ["subjectHandles", "handleChanges", "handleCheckpoints"]
 }
 
 /// The named databases of a ledger environment, opened: one for each ``StorageTable``, named alike.
@@ -56,8 +57,6 @@ struct Tables: Sendable {
     let permissions: Database
     let subjectEvents: Database
     let handleSubjects: Database
-    let handleChanges: Database
-    let handleCheckpoints: Database
     let expiries: Database
 
     init(environment: Environment, create: Bool) throws {
@@ -74,8 +73,6 @@ struct Tables: Sendable {
         permissions = try open(.permissions)
         subjectEvents = try open(.subjectEvents)
         handleSubjects = try open(.handleSubjects)
-        handleChanges = try open(.handleChanges)
-        handleCheckpoints = try open(.handleCheckpoints)
         expiries = try open(.expiries)
     }
 
@@ -93,8 +90,6 @@ struct Tables: Sendable {
         case .permissions: permissions
         case .subjectEvents: subjectEvents
         case .handleSubjects: handleSubjects
-        case .handleChanges: handleChanges
-        case .handleCheckpoints: handleCheckpoints
         case .expiries: expiries
         }
     }

@@ -7,15 +7,13 @@ import PermissionModel
 ///
 /// A write transaction starts from the cache its ledger's last commit left (``CarriedWriterCache``)
 /// when no other write came in between, so that a server's stream of small transactions (group commits,
-/// single appends) does not read every pending question's definition, subject and handle count again
+/// single appends) does not read every pending question's definition, subject and `handleSubjects` key again
 /// in each.
 final class WriterCache {
     /// The pending questions' definitions (a question leaves when it stops being pending).
     var definitions: [UUID: QuestionDefinition] = [:]
     /// Subjects known to have events.
     var subjectsSeen: Set<ByteKey> = []
-    /// Per subject (its key prefix): how many handle changes follow its latest checkpoint.
-    var changesSinceCheckpoint: [ByteKey: Int] = [:]
     /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
     /// change would otherwise look its key up in the tree only to find it there.
     var handleSubjectsStored: Set<ByteKey> = []
@@ -24,14 +22,13 @@ final class WriterCache {
     func removeAll() {
         definitions = [:]
         subjectsSeen = []
-        changesSinceCheckpoint = [:]
         handleSubjectsStored = []
     }
 
     /// How many entries the caches have room for together: a cache emptied while keeping its capacity
     /// (as a long write does when one fills) still holds that memory.
     var capacity: Int {
-        definitions.capacity + subjectsSeen.capacity + changesSinceCheckpoint.capacity + handleSubjectsStored.capacity
+        definitions.capacity + subjectsSeen.capacity + handleSubjectsStored.capacity
     }
 }
 

@@ -37,7 +37,7 @@ private func printPagesPerCommit(ledger path: String, batch: Int) throws {
     var rows: [(table: String, entries: Int, leaves: Int, perCommit: Double)] = []
     var pageSize = 0
     for table in ["events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles", "permissions",
-                  "subjectEvents", "handleSubjects", "handleChanges", "handleCheckpoints"] {
+                  "subjectEvents", "handleSubjects"] {
         let db = try environment.openDatabase(table, create: false)
         try environment.read { txn in
             let statistics = try txn.statistics(db)
@@ -76,7 +76,6 @@ private func writingSeq(table: String, key: UnsafeRawBufferPointer, value: Unsaf
     switch table {
     case "events": return bigEndian(key[...])
     case "eventIDs", "questionsByAsked", "handleSubjects", "subjects": return bigEndian(value[...])
-    case "handleChanges": return bigEndian(key[(key.firstIndex(of: 0) ?? -1) + 1 ..< key.count])
     default: return bigEndian(key[(key.count - 8)...])
     }
 }

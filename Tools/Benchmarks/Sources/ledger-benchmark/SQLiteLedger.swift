@@ -9,8 +9,8 @@ import PermissionModel
 ///
 /// The very same rules (`Projector`) and event encoding drive it: only the storage differs. The as-of
 /// queries are the SQL one would write: the latest version at or before a point with `ORDER BY seq DESC
-/// LIMIT 1`, or `MAX(seq) … GROUP BY` over a subject's rows. It keeps no handle checkpoints (the ledger's
-/// `handleChanges` and `handleCheckpoints`): less to write, more to read.
+/// LIMIT 1`, or `MAX(seq) … GROUP BY` over a subject's rows. Like the ledger, it answers a
+/// subject's known handles from the handles' versions alone.
 final class SQLiteLedger {
     let path: String
     let queue: DatabaseQueue
@@ -206,8 +206,6 @@ final class SQLiteStore: ProjectionStore {
             remember(QuestionDefinition(question: question, row: row))
         }
     }
-
-    func endEvent(seq: UInt64) throws {}
 
     private func remember(_ definition: QuestionDefinition) {
         if definitions.count >= 200_000 { definitions.removeAll(keepingCapacity: true) }
