@@ -20,8 +20,6 @@ final class LineReader {
     let name: String
     /// The number of the last line given (1 for the first).
     private(set) var lineNumber = 0
-    /// The size of a regular file; `nil` for a pipe or a terminal.
-    let size: Int?
     let isDirectory: Bool
 
     private var descriptor: Int32
@@ -44,14 +42,7 @@ final class LineReader {
         self.owned = owned
         chunk = .allocate(capacity: max(1, chunkSize))
         var info = stat()
-        if fstat(descriptor, &info) == 0 {
-            let type = info.st_mode & S_IFMT
-            size = type == S_IFREG ? Int(info.st_size) : nil
-            isDirectory = type == S_IFDIR
-        } else {
-            size = nil
-            isDirectory = false
-        }
+        isDirectory = fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
     deinit {
