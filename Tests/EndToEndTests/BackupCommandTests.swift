@@ -148,7 +148,7 @@ struct BackupCommandTests {
             let chunks = try sandbox.chunks(of: lines, size: 20)
             let ledger = try sandbox.ledger(importing: chunks[0])
             let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
-            try writer.run()
+            try spawn(writer)
 
             var copies: [(path: String, seq: Int)] = []
             repeat {

@@ -103,7 +103,7 @@ struct ConcurrentReadTests {
                     }
                 }
             }
-            try writer.run()
+            try spawn(writer)
             defer { if writer.isRunning { writer.terminate() } }
 
             let readersDone = readers.wait(timeout: .now() + 40) == .success

@@ -200,7 +200,7 @@ func runSystemCommand(_ arguments: [String]) -> String? {
     process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
+    guard (try? spawn(process)) != nil else { return nil }
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil

@@ -20,7 +20,7 @@ import Testing
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardOutput = handle
             process.standardError = handle
-            try process.run()
+            try spawn(process)
             process.waitUntilExit()
             try handle.close()
             let text = try String(contentsOfFile: output, encoding: .utf8)

@@ -14,7 +14,7 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try spawn(process)
         // Its first bytes prove the transaction began; then it fills the pipe and blocks.
         let first = try #require(try pipe.fileHandleForReading.read(upToCount: 1))
         #expect(first == Data("{".utf8))
@@ -153,7 +153,7 @@ import Testing
 
             // The writer imports the other chunks one after another, one transaction each.
             let writer = try sandbox.importer(chunks.dropFirst(), into: ledger)
-            try writer.run()
+            try spawn(writer)
 
             // The follower starts while the writer is under way, from the beginning of the log.
             let follower = Process()
@@ -162,7 +162,7 @@ import Testing
             let pipe = Pipe()
             follower.standardOutput = pipe
             follower.standardError = FileHandle.nullDevice
-            try follower.run()
+            try spawn(follower)
             let followed = Self.readLines(pipe.fileHandleForReading, count: lines.count)
             writer.waitUntilExit()
             #expect(writer.terminationStatus == 0)

@@ -40,7 +40,7 @@ struct ReadmeRecipeTests {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         defer { try? handle.close() }
         process.standardOutput = handle
-        try process.run()
+        try spawn(process)
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "\(command) exited \(process.terminationStatus)")
         return try String(contentsOfFile: output, encoding: .utf8)

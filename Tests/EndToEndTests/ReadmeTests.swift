@@ -180,7 +180,7 @@ private func runScript(_ script: String, in directory: URL, sandbox: Sandbox, en
     process.standardOutput = handle
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try spawn(process)
     process.waitUntilExit()
     try handle.close()
     let output = try String(contentsOfFile: outputPath, encoding: .utf8)
