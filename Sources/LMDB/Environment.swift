@@ -552,27 +552,9 @@ public final class Environment: @unchecked Sendable {
         #if os(Linux)
         withMapLock {
             var descriptor: Int32 = -1
-            var file = stat()
-            guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS, fstat(descriptor, &file) == 0 else { return }
-            // glibc's encoding of a device number (gnu_dev_major, gnu_dev_minor); /proc writes major:minor in hex.
-            let device = UInt64(file.st_dev)
-            let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~0xFFF)
-            let minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
-            guard let maps = fopen("/proc/self/maps", "r") else { return }
-            defer { fclose(maps) }
-            var line: UnsafeMutablePointer<CChar>?
-            var capacity = 0
-            defer { free(line) }
-            while getline(&line, &capacity, maps) > 0, let line {
-                // start-end perms offset major:minor inode path
-                let fields = String(cString: line).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-                guard fields.count >= 5, UInt64(fields[4]) == UInt64(file.st_ino), !fields[1].contains("w") else { continue }
-                let numbers = fields[3].split(separator: ":").compactMap { UInt64($0, radix: 16) }
-                let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-                guard numbers == [major, minor], bounds.count == 2, bounds[1] > bounds[0],
-                    let start = UnsafeMutableRawPointer(bitPattern: bounds[0])
-                else { continue }
-                _ = madvise(start, Int(bounds[1] - bounds[0]), Int32(MADV_DONTNEED))
+            guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS else { return }
+            for region in FileMappings.regions(of: descriptor) where !region.writable {
+                _ = madvise(region.start, region.size, Int32(MADV_DONTNEED))
             }
         }
         #endif

@@ -71,34 +71,7 @@ public enum MappedDataFiles {
     /// Where the file open as `descriptor` is mapped in this process, from `/proc/self/maps`: the largest
     /// mapping of it; `nil` when it is not mapped or where that is not known (anywhere but Linux).
     static func mapping(of descriptor: Int32) -> (start: UnsafeMutableRawPointer, size: Int)? {
-        #if os(Linux)
-        var file = stat()
-        guard fstat(descriptor, &file) == 0 else { return nil }
-        // glibc's encoding of a device number (gnu_dev_major, gnu_dev_minor); /proc writes major:minor in hex.
-        let device = UInt64(file.st_dev)
-        let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~0xFFF)
-        let minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
-        guard let maps = fopen("/proc/self/maps", "r") else { return nil }
-        defer { fclose(maps) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        var found: (start: UnsafeMutableRawPointer, size: Int)?
-        while getline(&line, &capacity, maps) > 0, let line {
-            // start-end perms offset major:minor inode path
-            let fields = String(cString: line).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count >= 5, UInt64(fields[4]) == UInt64(file.st_ino) else { continue }
-            let numbers = fields[3].split(separator: ":").compactMap { UInt64($0, radix: 16) }
-            let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-            guard numbers == [major, minor], bounds.count == 2, bounds[1] > bounds[0],
-                let start = UnsafeMutableRawPointer(bitPattern: bounds[0]), Int(bounds[1] - bounds[0]) > found?.size ?? 0
-            else { continue }
-            found = (start, Int(bounds[1] - bounds[0]))
-        }
-        return found
-        #else
-        return nil
-        #endif
+        FileMappings.regions(of: descriptor).max { $0.size < $1.size }.map { ($0.start, $0.size) }
     }
 
     /// Forgets `owner`'s map (its environment is closing).
