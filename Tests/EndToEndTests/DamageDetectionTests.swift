@@ -145,7 +145,7 @@ struct DamageDetectionTests {
             let format = try #require(file.node(ofTable: "meta", key: Array("format".utf8)))
             let projections = try #require(file.node(ofTable: "meta", key: Array("projections".utf8)))
             for (node, value, status, start) in [
-                (format, 2, 4, "seq 1: the meta table holds format=2 projections=5"),
+                (format, 2, 4, "seq 1: the meta table holds format=2 projections=6"),
                 (projections, 0, 4, "seq 1: the meta table holds format=1 projections=0"),
                 (projections, 12, 4, "seq 1: the meta table holds format=1 projections=12"),
                 // A version this build knows as older: an older ledger whose rows happen to be this build's.

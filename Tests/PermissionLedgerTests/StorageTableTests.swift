@@ -9,7 +9,7 @@ import Testing
     func namesAreTheFormats() {
         #expect(StorageTable.allCases.map(\.rawValue) == [
             "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles",
-            "permissions", "subjectEvents", "handleSubjects", "expiries",
+            "permissions", "subjectEvents", "handleSubjects", "handleSets", "expiries",
         ])
     }
 

@@ -114,7 +114,7 @@ public struct LedgerView {
 
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
-        // One walk of the subject's handles in `handles`, each read at its latest version at or before the point.
+        // The subject's latest whole handle set at or before the point, and the changes recorded after it.
         let rows = try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
         return rows.compactMap { row in
             guard row.known, row.until.map({ $0 > point.time }) ?? true else { return nil }

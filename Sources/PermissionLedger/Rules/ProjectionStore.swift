@@ -31,4 +31,7 @@ import PermissionModel
     func isKnownSubject(_ subject: String) throws -> Bool
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
+    /// Called once all of an event's projections are written: records what the event changed of each
+    /// subject's handle set (``HandleSetRecord``).
+    func endEvent(seq: UInt64) throws
 }

@@ -157,6 +157,7 @@ import PermissionModel
         case .permission(let row):
             try store.putPermission(subject: event.subject, row, seq: seq)
         }
+        try store.endEvent(seq: seq)
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
         return .appended(seq: seq)
     }

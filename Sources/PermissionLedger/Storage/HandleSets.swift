@@ -13,76 +13,112 @@ struct ByteKey: Hashable {
     }
 }
 
-/// Reading a subject's handle set from the versions in `handles`.
-enum HandleSets {
-    /// How many versions of one handle a walk steps over one by one before it seeks instead.
-    static let versionsStepped = 8
+/// Where a subject's `handleSets` records stand: the changes recorded since its latest whole set, and how many
+/// rows that set holds.
+struct HandleSetState {
+    var changesSinceWholeSet = 0
+    var wholeSetCount = 0
+}
 
-    /// Every handle's latest row for the subject at or before `seq`, ordered by handle: one walk of the
-    /// subject's keys in `handles`.
+/// Reading a subject's handle set from its `handleSets` records (``HandleSetRecord``).
+enum HandleSets {
+    /// Every handle's latest row for the subject at or before `seq`, ordered by handle: the latest whole set at
+    /// or before `seq`, with the changes recorded after it merged in.
     ///
-    /// A handle's versions are contiguous and in seq order: the walk keeps the last one at or before `seq` and
-    /// steps over the others while there are few; with more, it seeks to the point and past the handle. The
-    /// cost grows with the subject's handles, not with how often each changed, nor with the rest of the log.
-    /// Keys order as handles do but for values over 200 bytes (keyed by their hash, after
-    /// every plain value of their kind): those rows alone are sorted and merged in.
+    /// One seek and a step back for each record read: a whole set, and fewer changes than it holds rows (or
+    /// than ``HandleSetRecord/leastChangesBetweenWholeSets``), each record stored in one place. The cost
+    /// grows with the subject's set, not with the rest of the log nor with how often a handle changed.
     static func sortedRows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> [HandleRow] {
-        let cursor = try txn.cursor(tables.handles)
-        var rows: [HandleRow] = []
-        var hashed: [HandleRow] = []
-        var entry = try cursor.seek(atOrAfter: prefix)
-        while let first = entry, first.key.count > prefix.count + 8, first.key.starts(with: prefix) {
-            let found = try latestVersion(cursor, from: first, atMost: seq)
-            if let latest = found.latest {
-                let row = try HandleRow(decoding: latest)
-                // `subject NUL kind` then 0xFF and the hash: 0xFF starts no UTF-8 value.
-                if first.key[prefix.count + 1] == 0xFF { hashed.append(row) } else { rows.append(row) }
+        let cursor = try txn.cursor(tables.handleSets)
+        var entry = try latestRecord(cursor, subjectPrefix: prefix, atMost: seq)
+        var whole: [HandleRow] = []
+        var changes: [UnsafeRawBufferPointer] = []  // the latest first
+        while let e = entry, isRecord(e.key, of: prefix) {
+            if try HandleSetRecord.header(e.value).isWhole {
+                whole = try HandleSetRecord(decoding: e.value).rows
+                break
             }
-            entry = found.following
+            changes.append(e.value)
+            entry = try cursor.previous()
         }
-        guard !hashed.isEmpty else { return rows }
-        hashed.sort { $0.handle < $1.handle }
+        return merging(whole, changeRecords: try changes.reversed().map { try HandleSetRecord(decoding: $0).rows })
+    }
+
+    /// The set that a whole set and the change records after it make (`records` in log order, each ordered
+    /// by handle): each handle's latest row, ordered by handle.
+    static func merging(_ whole: [HandleRow], changeRecords records: [[HandleRow]]) -> [HandleRow] {
+        switch records.count {
+        case 0: return whole
+        case 1: return merging(whole, sortedChanges: records[0])
+        default: return merging(whole, sortedChanges: latestOfEachHandle(Array(records.joined())))
+        }
+    }
+
+    /// The changes recorded since the subject's latest whole set, and that set's size: what decides whether
+    /// the next event records the whole set (``HandleSetRecord/recordsWholeSet(changesSinceWholeSet:wholeSetCount:)``).
+    /// Reads only the records' headers.
+    static func state(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8]) throws -> HandleSetState {
+        let cursor = try txn.cursor(tables.handleSets)
+        var entry = try latestRecord(cursor, subjectPrefix: prefix, atMost: .max)
+        var state = HandleSetState()
+        while let e = entry, isRecord(e.key, of: prefix) {
+            let header = try HandleSetRecord.header(e.value)
+            if header.isWhole {
+                state.wholeSetCount = header.count
+                break
+            }
+            state.changesSinceWholeSet += header.count
+            entry = try cursor.previous()
+        }
+        return state
+    }
+
+    /// `rows` with `changes` in place of the rows of the same handles, both ordered by handle, each handle once.
+    static func merging(_ rows: [HandleRow], sortedChanges changes: [HandleRow]) -> [HandleRow] {
+        guard !rows.isEmpty else { return changes }
         var merged: [HandleRow] = []
-        merged.reserveCapacity(rows.count + hashed.count)
-        var h = 0
+        merged.reserveCapacity(rows.count + changes.count)
+        var c = 0
         for row in rows {
-            while h < hashed.count, hashed[h].handle < row.handle {
-                merged.append(hashed[h])
-                h += 1
+            while c < changes.count, changes[c].handle < row.handle {
+                merged.append(changes[c])
+                c += 1
             }
-            merged.append(row)
+            if c < changes.count, changes[c].handle == row.handle {
+                merged.append(changes[c])
+                c += 1
+            } else {
+                merged.append(row)
+            }
         }
-        merged.append(contentsOf: hashed[h...])
+        merged.append(contentsOf: changes[c...])
         return merged
     }
 
-    /// The value of the latest version at or before `seq` of the handle whose first version is `first` (where
-    /// `cursor` stands), and the entry that follows the handle's versions (`nil` at the end of the table).
-    private static func latestVersion(_ cursor: Cursor, from first: Cursor.Entry, atMost seq: UInt64) throws
-        -> (latest: UnsafeRawBufferPointer?, following: Cursor.Entry?) {
-        let entityLength = first.key.count - 8
-        func isVersion(_ key: UnsafeRawBufferPointer) -> Bool {
-            key.count == first.key.count && memcmp(key.baseAddress!, first.key.baseAddress!, entityLength) == 0
+    /// Rows in the order they happened, reduced to each handle's last, ordered by handle.
+    static func latestOfEachHandle(_ rows: [HandleRow]) -> [HandleRow] {
+        // Usually an event's rows, in the order of the event's lists: often ordered already.
+        if zip(rows, rows.dropFirst()).allSatisfy({ $0.handle < $1.handle }) { return rows }
+        let order = rows.indices.sorted { a, b in
+            rows[a].handle < rows[b].handle || (rows[a].handle == rows[b].handle && a < b)
         }
-        var latest: UnsafeRawBufferPointer?
-        var entry: Cursor.Entry? = first
-        var stepped = 0
-        while let e = entry, isVersion(e.key) {
-            if stepped == versionsStepped {
-                // A long history: one seek to the point rather than a step for each version.
-                if Keys.decodeSeq(e.key) <= seq { latest = try cursor.latest(Array(first.key[0..<entityLength]), atMost: seq)?.value }
-                break
-            }
-            if Keys.decodeSeq(e.key) <= seq { latest = e.value }
-            stepped += 1
-            entry = try cursor.next()
+        var result: [HandleRow] = []
+        result.reserveCapacity(rows.count)
+        for (n, index) in order.enumerated() where n + 1 == order.count || rows[order[n + 1]].handle != rows[index].handle {
+            result.append(rows[index])
         }
-        guard let e = entry, isVersion(e.key) else { return (latest, entry) }
-        // More versions remain: seek past the last seq a version can have.
-        var key = Array(first.key[0..<entityLength])
-        key.appendSeq(.max)
-        var following = try cursor.seek(atOrAfter: key)
-        if let f = following, isVersion(f.key) { following = try cursor.next() }
-        return (latest, following)
+        return result
+    }
+
+    /// The subject's latest record at or before `seq`, where `cursor` then stands (or an entry that is not
+    /// the subject's, or `nil`).
+    private static func latestRecord(_ cursor: Cursor, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> Cursor.Entry? {
+        // No event has the seq UInt64.max: seeking to the one after `seq` then stepping back finds the latest.
+        let following = try cursor.seek(atOrAfter: Keys.versioned(prefix, min(seq, .max - 1) + 1))
+        return following != nil ? try cursor.previous() : try cursor.last()
+    }
+
+    private static func isRecord(_ key: UnsafeRawBufferPointer, of prefix: [UInt8]) -> Bool {
+        key.count == prefix.count + 8 && key.starts(with: prefix)
     }
 }

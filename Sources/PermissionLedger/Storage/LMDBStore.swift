@@ -18,6 +18,8 @@ final class LMDBStore: ProjectionStore {
     /// (whose keys ascend) and `questionsByAsked` (whose keys mostly do) are appended at the end; in `eventIDs`,
     /// ids that grow with time (counters, ULIDs, version 7 UUIDs) land next to the last one.
     private var keptCursors: [Database: Cursor] = [:]
+    /// The handle rows the event being written changed, in the order written, per subject (with its key prefix).
+    private var eventHandleRows: [(subject: String, prefix: [UInt8], rows: [HandleRow])] = []
     /// While projections are rebuilt (`rewritesLog` false): each subject's seqs, in log order, not yet in
     /// `subjectEvents`. Nothing reads that table while it is rebuilt, so its rows are written subject by
     /// subject in key order (``flushHeldRows()``) instead of one random place in the tree per event.
@@ -31,7 +33,7 @@ final class LMDBStore: ProjectionStore {
     /// writes them.
     var heldRowLimit = 1 << 20
     /// The most entries each of the store's caches (``WriterCache``: question definitions, known subjects, stored
-    /// `handleSubjects` keys) holds before it is emptied, so that a rebuild of a large log, or a
+    /// `handleSubjects` keys, subjects' `handleSets` states) holds before it is emptied, so that a rebuild of a large log, or a
     /// streamed append of millions of events in one transaction, keeps them bounded. Emptying one changes
     /// nothing but speed: what it held is read again from the transaction.
     var cacheLimit: Int
@@ -79,6 +81,36 @@ final class LMDBStore: ProjectionStore {
             if cache.handleSubjectsStored.count >= cacheLimit { cache.handleSubjectsStored.removeAll(keepingCapacity: true) }
             cache.handleSubjectsStored.insert(handleSubject)
         }
+        // An event's rows are nearly always of one subject; subjects compare by their bytes, as keys do.
+        if let index = eventHandleRows.firstIndex(where: { $0.subject.utf8.elementsEqual(subject.utf8) }) {
+            eventHandleRows[index].rows.append(row)
+        } else {
+            eventHandleRows.append((subject, Keys.subjectPrefix(subject), [row]))
+        }
+    }
+
+    /// Records what the event changed of each subject's handle set: its rows, or the whole set once enough
+    /// changes followed the last whole set (``HandleSetRecord/recordsWholeSet(changesSinceWholeSet:wholeSetCount:)``).
+    func endEvent(seq: UInt64) throws {
+        guard !eventHandleRows.isEmpty else { return }
+        for (_, prefix, changed) in eventHandleRows {
+            let subject = ByteKey(prefix)
+            let rows = HandleSets.latestOfEachHandle(changed)
+            var state = try cache.handleSetStates[subject] ?? HandleSets.state(txn.reader, tables, subjectPrefix: prefix)
+            state.changesSinceWholeSet += rows.count
+            let record: HandleSetRecord
+            if HandleSetRecord.recordsWholeSet(changesSinceWholeSet: state.changesSinceWholeSet, wholeSetCount: state.wholeSetCount) {
+                let before = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: prefix, atMost: seq - 1)
+                record = .whole(HandleSets.merging(before, sortedChanges: rows))
+                state = HandleSetState(changesSinceWholeSet: 0, wholeSetCount: record.rows.count)
+            } else {
+                record = .changes(rows)
+            }
+            try txn.put(tables.handleSets, key: Keys.versioned(prefix, seq), value: record.encoded())
+            if cache.handleSetStates.count >= cacheLimit { cache.handleSetStates.removeAll(keepingCapacity: true) }
+            cache.handleSetStates[subject] = state
+        }
+        eventHandleRows.removeAll(keepingCapacity: true)
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {

@@ -33,7 +33,14 @@ final class MemoryStore: ProjectionStore {
         var subject: Int
         var item: T
     }
-    private var handles: [SubjectEntity<CommunicationHandle>: HandleRow] = [:]
+    /// Each subject's handles (by its number): every handle's latest row.
+    private var handles: [[CommunicationHandle: HandleRow]] = []
+    /// When keeping rows: where each subject's `handleSets` records stand, with the places in
+    /// `recorded[.handleSets]` of its latest whole set (if any) and of the change records since, in log order.
+    private var handleSetStates: [Int: (state: HandleSetState, records: [Int])] = [:]
+    /// When keeping rows: the handle rows the event being written changed, in the order written, per subject
+    /// (its number, with its key prefix).
+    private var eventHandleRows: [(subject: Int, prefix: [UInt8], rows: [HandleRow])] = []
     private var permissions: [SubjectEntity<SystemPermission>: PermissionRow] = [:]
     private var questions: [UUID: (definition: QuestionDefinition, seq: UInt64)] = [:]
     private var eventIDs: [ByteKey: UInt64] = [:]
@@ -55,6 +62,7 @@ final class MemoryStore: ProjectionStore {
         if let number = subjectNumbers[key] { return number }
         let number = subjectNumbers.count
         subjectNumbers[key] = number
+        handles.append([:])
         return number
     }
 
@@ -80,16 +88,51 @@ final class MemoryStore: ProjectionStore {
 
     func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
         guard let number = subjectNumbers[ByteKey(Array(subject.utf8))] else { return nil }
-        return handles[SubjectEntity(subject: number, item: handle)]
+        return handles[number][handle]
     }
 
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
-        let key = SubjectEntity(subject: number(of: subject), item: row.handle)
-        if keepsRows, handles[key] == nil {
-            record(.handleSubjects, Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq))
-        }
-        handles[key] = row
+        let number = number(of: subject)
+        let isNew = handles[number].updateValue(row, forKey: row.handle) == nil
+        guard keepsRows else { return }
+        if isNew { record(.handleSubjects, Keys.handleSubject(row.handle, subject: subject), Keys.seq(seq)) }
         record(.handles, Keys.versioned(Keys.handle(subject: subject, row.handle), seq), row.encoded())
+        if let index = eventHandleRows.firstIndex(where: { $0.subject == number }) {
+            eventHandleRows[index].rows.append(row)
+        } else {
+            eventHandleRows.append((number, Keys.subjectPrefix(subject), [row]))
+        }
+    }
+
+    /// Records the event's changes of each subject's handle set as ``LMDBStore/endEvent(seq:)`` does, a whole
+    /// set made the same way: from the records since the latest whole set, decoded from what was recorded.
+    func endEvent(seq: UInt64) throws {
+        guard keepsRows, !eventHandleRows.isEmpty else { return }
+        for (number, prefix, changed) in eventHandleRows {
+            let rows = HandleSets.latestOfEachHandle(changed)
+            var (state, records) = handleSetStates[number] ?? (HandleSetState(), [])
+            state.changesSinceWholeSet += rows.count
+            let record: HandleSetRecord
+            if HandleSetRecord.recordsWholeSet(changesSinceWholeSet: state.changesSinceWholeSet, wholeSetCount: state.wholeSetCount) {
+                var whole: [HandleRow] = []
+                var changes: [[HandleRow]] = []
+                for index in records {
+                    let value = recorded[.handleSets]!.row(index).value
+                    let decoded = try value.withUnsafeBytes { try HandleSetRecord(decoding: $0) }
+                    if decoded.isWhole { whole = decoded.rows } else { changes.append(decoded.rows) }
+                }
+                changes.append(rows)
+                record = .whole(HandleSets.merging(whole, changeRecords: changes))
+                state = HandleSetState(changesSinceWholeSet: 0, wholeSetCount: record.rows.count)
+                records = []
+            } else {
+                record = .changes(rows)
+            }
+            records.append(recorded[.handleSets]?.count ?? 0)
+            self.record(.handleSets, Keys.versioned(prefix, seq), record.encoded())
+            handleSetStates[number] = (state, records)
+        }
+        eventHandleRows.removeAll(keepingCapacity: true)
     }
 
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws {

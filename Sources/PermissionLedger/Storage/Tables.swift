@@ -27,6 +27,9 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     case subjectEvents
     /// kind value NUL (as in `handles`) + subject → seq of the first row: which subjects a handle concerns.
     case handleSubjects
+    /// subject NUL + seq → `HandleSetRecord`: the rows of the subject's handles an event changed, or the
+    /// subject's whole handle set after it, for its handle set as of any point.
+    case handleSets
     /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
     /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
     case expiries
@@ -57,6 +60,7 @@ struct Tables: Sendable {
     let permissions: Database
     let subjectEvents: Database
     let handleSubjects: Database
+    let handleSets: Database
     let expiries: Database
 
     init(environment: Environment, create: Bool) throws {
@@ -73,6 +77,7 @@ struct Tables: Sendable {
         permissions = try open(.permissions)
         subjectEvents = try open(.subjectEvents)
         handleSubjects = try open(.handleSubjects)
+        handleSets = try open(.handleSets)
         expiries = try open(.expiries)
     }
 
@@ -90,6 +95,7 @@ struct Tables: Sendable {
         case .permissions: permissions
         case .subjectEvents: subjectEvents
         case .handleSubjects: handleSubjects
+        case .handleSets: handleSets
         case .expiries: expiries
         }
     }

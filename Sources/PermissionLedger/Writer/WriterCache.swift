@@ -7,8 +7,8 @@ import PermissionModel
 ///
 /// A write transaction starts from the cache its ledger's last commit left (``CarriedWriterCache``)
 /// when no other write came in between, so that a server's stream of small transactions (group commits,
-/// single appends) does not read every pending question's definition, subject and `handleSubjects` key again
-/// in each.
+/// single appends) does not read every pending question's definition, subject, `handleSubjects` key and
+/// subject's `handleSets` state again in each.
 final class WriterCache {
     /// The pending questions' definitions (a question leaves when it stops being pending).
     var definitions: [UUID: QuestionDefinition] = [:]
@@ -17,18 +17,21 @@ final class WriterCache {
     /// The `handleSubjects` keys known to be stored: a subject's handle changes again and again, and each
     /// change would otherwise look its key up in the tree only to find it there.
     var handleSubjectsStored: Set<ByteKey> = []
+    /// Per subject (its key prefix): where its `handleSets` records stand.
+    var handleSetStates: [ByteKey: HandleSetState] = [:]
 
     /// Empties every cache: what a nested transaction committed is not in them.
     func removeAll() {
         definitions = [:]
         subjectsSeen = []
         handleSubjectsStored = []
+        handleSetStates = [:]
     }
 
     /// How many entries the caches have room for together: a cache emptied while keeping its capacity
     /// (as a long write does when one fills) still holds that memory.
     var capacity: Int {
-        definitions.capacity + subjectsSeen.capacity + handleSubjectsStored.capacity
+        definitions.capacity + subjectsSeen.capacity + handleSubjectsStored.capacity + handleSetStates.capacity
     }
 }
 

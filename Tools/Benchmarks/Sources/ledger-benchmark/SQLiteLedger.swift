@@ -183,6 +183,10 @@ final class SQLiteStore: ProjectionStore {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM subjects WHERE subject = ?"), arguments: [subject]) != nil
     }
 
+    /// Nothing: the SQL answers a subject's known handles from the handles' versions (one `GROUP BY`), with
+    /// no table of whole sets.
+    func endEvent(seq: UInt64) throws {}
+
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         let s = Int64(seq)
         if rewritesLog {
