@@ -68,9 +68,11 @@ import Testing
         try await withTemporaryDirectory { directory async throws in
             let path = directory + "/ledger"
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/elsewhere")
-            let error = ledgerError { _ = try Ledger(path: path, options: .init(durable: false)) }
-            #expect(error?.kind == .notALedger)
-            #expect(error?.message == "\(path): not a ledger (it is a symbolic link that leads nowhere; a ledger is a directory)")
+            for readOnly in [false, true] {
+                let error = ledgerError { _ = try Ledger(path: path, options: .init(readOnly: readOnly, durable: false)) }
+                #expect(error?.kind == .notALedger)
+                #expect(error?.message == "\(path): is a symbolic link to \(directory)/elsewhere, which does not exist; give the ledger's directory, or create the one the link names")
+            }
             #expect(!FileManager.default.fileExists(atPath: directory + "/elsewhere"))
         }
     }

@@ -17,8 +17,12 @@ enum LedgerDirectory {
         var info = stat()
         // stat, not lstat: a symbolic link given as the path names the directory it leads to, which is checked.
         if stat(path, &info) != 0 {
-            guard errno == ENOENT else {
-                throw LedgerError(.storage, "\(path): cannot be examined: \(String(cString: strerror(errno)))")
+            let code = errno
+            if code == ENOENT, let target = danglingLinkTarget(path) {
+                throw LedgerError(.notALedger, "\(path): is a symbolic link to \(target), which does not exist; give the ledger's directory, or create the one the link names")
+            }
+            guard code == ENOENT else {
+                throw LedgerError(.storage, "\(path): cannot be examined: \(String(cString: strerror(code)))")
             }
             if readOnly { throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)") }
             if mkdir(path, 0o700) == 0 {
@@ -27,7 +31,8 @@ enum LedgerDirectory {
                 guard errno == EEXIST else {
                     throw LedgerError(.storage, "\(path): cannot create the ledger directory: \(String(cString: strerror(errno)))")
                 }
-                // Made by another process meanwhile, or a symbolic link that leads nowhere (mkdir does not follow it).
+                // Made by another process meanwhile, or a symbolic link made since the stat that leads nowhere
+                // (mkdir does not follow it).
                 guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                     throw LedgerError(.notALedger, "\(path): not a ledger (it is a symbolic link that leads nowhere; a ledger is a directory)")
                 }
@@ -61,6 +66,15 @@ enum LedgerDirectory {
         if info.st_size == 0 {
             throw LedgerError(.notALedger, "\(dataFile): is empty; the ledger's data is lost or was never written; restore it from a backup (a new ledger is never started over a lost one)")
         }
+    }
+
+    /// Where the symbolic link at `path` leads, when `path` is one.
+    private static func danglingLinkTarget(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &target, target.count - 1)
+        return count > 0 ? String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "a missing path"
     }
 
     /// The ledger's refusal of what ``/LMDB/Environment/fileProblem(inDirectory:readOnly:)`` found, in one line

@@ -21,7 +21,6 @@ struct Rebuild: ParsableCommand {
     @OptionGroup var ledger: LedgerOption
 
     func run() throws {
-        try ledger.refuseDanglingLink()
         let head: LogHead
         do {
             head = try Ledger.rebuildProjections(path: ledger.path)

@@ -27,7 +27,6 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         if checkingProcess { CheckingProcess.runChild(path: ledger.path) }
-        try ledger.refuseDanglingLink()
         switch CheckingProcess.check(path: ledger.path) ?? checkInProcess() {
         case .report(let events, let head, let damagedSeq, let problem):
             switch format.resolved {

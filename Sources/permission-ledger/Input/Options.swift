@@ -17,17 +17,6 @@ struct LedgerOption: ParsableArguments {
         if ledger == "" { throw ValidationError("--ledger: an empty path") }
     }
 
-    /// Refuses a ledger path that is a symbolic link to nothing, saying so: opening it would only say "No such
-    /// file or directory" of a name that is there, and creating it would fail the same way.
-    func refuseDanglingLink() throws {
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK, stat(path, &status) != 0, errno == ENOENT else { return }
-        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &target, target.count - 1)
-        let named = count > 0 ? String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "a missing path"
-        throw ToolFailure(.unreadable, "\(path): is a symbolic link to \(named), which does not exist; give the ledger's directory, or create the one the link names")
-    }
-
     /// Parses `--as-of` first (a bad WHEN is wrong usage, whether the ledger exists or not), then opens the
     /// ledger read-only.
     func openForReading(asOf: some AsOfPointOption) throws -> (Ledger, AsOf?) {
@@ -37,7 +26,6 @@ struct LedgerOption: ParsableArguments {
 
     /// Opens the ledger for reading only: never creates or changes anything.
     func openForReading() throws -> Ledger {
-        try refuseDanglingLink()
         do {
             return try Ledger(path: path, options: .init(readOnly: true))
         } catch {
@@ -48,7 +36,6 @@ struct LedgerOption: ParsableArguments {
     /// Opens the ledger for writing, creating it when missing, after a walk of every page of its data file:
     /// nothing is appended to a damaged ledger.
     func openForWriting() throws -> Ledger {
-        try refuseDanglingLink()
         var options = Ledger.Options()
         options.checksPages = true
         do {
