@@ -2,7 +2,8 @@ import Foundation
 
 // The growth part of the suite: how storage, `import`, `verify` and `known-handles` grow with the number of
 // handles, all of one subject and the same number spread over many subjects. Each is the shipped tool run as
-// an operator would, on a JSON Lines file, timed, with its peak resident memory from GNU time.
+// an operator would, on a JSON Lines file, timed (the median of --growth-runs runs), with its peak resident
+// memory from GNU time.
 
 /// The tool's costs on one input.
 struct GrowthRow {
@@ -22,6 +23,17 @@ struct GrowthRow {
 struct ToolRun {
     var seconds: Double
     var peakBytes: Int
+}
+
+/// `run` done `count` times: the median time and the largest peak. A single run of a short command varies by
+/// half its time from one run to the next; the ratios of the growth targets divide by the shortest.
+func median(of count: Int, _ run: () throws -> ToolRun) throws -> ToolRun {
+    var runs: [ToolRun] = []
+    for _ in 0..<count { runs.append(try run()) }
+    let times = runs.map(\.seconds).sorted()
+    let middle = times.count / 2
+    return ToolRun(seconds: times.count % 2 == 1 ? times[middle] : (times[middle - 1] + times[middle]) / 2,
+                   peakBytes: runs.map(\.peakBytes).max() ?? 0)
 }
 
 /// Runs `tool arguments` with standard output to /dev/null, under GNU time when it is there; stops the suite
@@ -106,26 +118,30 @@ func measureGrowth(_ options: SuiteOptions) throws -> [Figure] {
             try? FileManager.default.removeItem(atPath: ledger)
             log("  \(spread), \(handles.formatted()) handles …")
             let inputBytes = try writeHandleWorkload(to: input, handles: handles, subjects: subjects)
-            let importRun = try runTool(tool, ["import", "--ledger", ledger, input])
+            let runs = options.growthRuns
+            let importRun = try median(of: runs) { () throws -> ToolRun in
+                try? FileManager.default.removeItem(atPath: ledger)
+                return try runTool(tool, ["import", "--ledger", ledger, input])
+            }
             let dataFile = try FileManager.default.attributesOfItem(atPath: ledger + "/data.mdb")[.size] as? Int ?? 0
-            let verifyRun = try runTool(tool, ["verify", "--ledger", ledger])
+            let verifyRun = try median(of: runs) { try runTool(tool, ["verify", "--ledger", ledger]) }
             let query = ["known-handles", "--ledger", ledger, "--subject", "kid-0"]
-            let json = try runTool(tool, query + ["--format", "json"])
-            let table = try runTool(tool, query + ["--format", "table"])
+            let json = try median(of: runs) { try runTool(tool, query + ["--format", "json"]) }
+            let table = try median(of: runs) { try runTool(tool, query + ["--format", "table"]) }
             rows.append(GrowthRow(spread: spread, handles: handles, inputBytes: inputBytes, dataFileBytes: dataFile,
                                   importRun: importRun, verifyRun: verifyRun, knownHandlesJSON: json, knownHandlesTable: table))
             try? FileManager.default.removeItem(atPath: ledger)
         }
     }
-    printGrowthTable(rows)
+    printGrowthTable(rows, runs: options.growthRuns)
     return growthFigures(rows)
 }
 
-func printGrowthTable(_ rows: [GrowthRow]) {
+func printGrowthTable(_ rows: [GrowthRow], runs: Int) {
     func mib(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
     func run(_ r: ToolRun) -> String { String(format: "%.2f s, %@ MiB", r.seconds, mib(r.peakBytes)) }
     print("")
-    print("Growth with the number of handles (the tool on a JSON Lines file; `known-handles` of one subject, kid-0)")
+    print("Growth with the number of handles (the tool on a JSON Lines file, the median time of \(runs) run\(runs == 1 ? "" : "s") and the largest peak; `known-handles` of one subject, kid-0)")
     print("")
     print("| handles | input MiB | data file MiB | data / input | import | verify | known-handles (JSON) | known-handles (table) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

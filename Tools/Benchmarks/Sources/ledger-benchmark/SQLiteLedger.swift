@@ -9,8 +9,8 @@ import PermissionModel
 ///
 /// The very same rules (`Projector`) and event encoding drive it: only the storage differs. The as-of
 /// queries are the SQL one would write: the latest version at or before a point with `ORDER BY seq DESC
-/// LIMIT 1`, or `MAX(seq) … GROUP BY` over a subject's rows. Like the ledger, it answers a
-/// subject's known handles from the handles' versions alone.
+/// LIMIT 1`, or `MAX(seq) … GROUP BY` over a subject's rows. It answers a subject's known handles
+/// from the handles' versions alone, as that SQL does, where the ledger keeps each subject's handle sets.
 final class SQLiteLedger {
     let path: String
     let queue: DatabaseQueue

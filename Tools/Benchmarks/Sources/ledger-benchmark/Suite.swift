@@ -22,12 +22,14 @@ struct SuiteOptions {
     /// The numbers of handles of the growth part, and the subjects they are spread over in its second half.
     var growthHandles = [125_000, 250_000, 500_000, 1_000_000]
     var growthSubjects = 10_000
+    /// How many times the growth part runs each command; it reports the median time and the largest peak.
+    var growthRuns = 3
     /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit.
     var parts: Set<String> = ["append", "queries", "group-commit", "growth"]
 
     static let usage = """
         usage: ledger-benchmark suite [--events N] [--batch N] [--query-events N] [--queries N] [--subjects N]
-                                      [--group-commit-rounds N] [--growth-handles LIST] [--growth-subjects N]
+                                      [--group-commit-rounds N] [--growth-handles LIST] [--growth-subjects N] [--growth-runs N]
                                       [--tool PATH] [--dir DIR] [--json FILE] [--keep] [--only LIST]
           --events N         events of the append and rebuild workloads (1,000,000)
           --batch N          events per durable transaction of the append workload (10,000)
@@ -35,6 +37,7 @@ struct SuiteOptions {
           --queries N        as-of queries of each kind on each engine (2,000)
           --growth-handles LIST  the numbers of handles of the growth part (125000,250000,500000,1000000)
           --growth-subjects N    the subjects they are spread over in its second half (10,000)
+          --growth-runs N        runs of each growth command; the median time is reported (3)
           --tool PATH        the permission-ledger executable that imports the large ledger (its peak memory is measured)
           --dir DIR          where the ledgers go; the large ones are kept there and reused by the next run
           --keep             keep the append workload's ledgers too
@@ -70,6 +73,7 @@ struct SuiteOptions {
                     exit(2)
                 }
             case "--growth-subjects": growthSubjects = number(argument)
+            case "--growth-runs": growthRuns = number(argument)
             case "--only":
                 parts = Set((iterator.next() ?? "").split(separator: ",").map(String.init))
                 guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth"]) else {
