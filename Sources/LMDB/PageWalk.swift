@@ -37,6 +37,7 @@ public struct PageWalk {
         /// the damage is near.
         public var nearKey: [UInt8]?
 
+        /// The damage as ``message`` says it.
         public var description: String { message }
     }
 
