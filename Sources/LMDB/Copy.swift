@@ -52,14 +52,18 @@ extension Environment {
                 try LMDBError.check(mdb_env_copyfd2(env, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0))
             }
             try flushFile(descriptor, dataOnly: false)
-            guard close(descriptor) == 0 || errno == EINTR else {
+            guard closeDescriptor(descriptor) == 0 || errno == EINTR else {
                 descriptor = -1
                 throw LMDBError(rawValue: errno)
             }
         } catch {
-            if descriptor >= 0 { close(descriptor) }
+            if descriptor >= 0 { closeDescriptor(descriptor) }
             unlink(file)
             throw error
         }
     }
 }
+
+/// The system's `close(2)`, which the methods of ``Environment`` would otherwise take for ``Environment/close()``.
+@discardableResult
+private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

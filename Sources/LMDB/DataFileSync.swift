@@ -15,25 +15,47 @@ internal import Darwin
 /// reported to it, whoever else saw it first.
 ///
 /// Open one with ``Environment/openDataFileSync()``. It may be used from any thread.
-public final class DataFileSync: Sendable {
-    private let descriptor: Int32
+public final class DataFileSync: @unchecked Sendable {
+    /// The descriptor, `-1` once closed; guarded by `lock`.
+    private var descriptor: Int32
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
 
     init(dataFile: String) throws(LMDBError) {
         var descriptor: Int32
         repeat { descriptor = open(dataFile, O_RDONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
         guard descriptor >= 0 else { throw LMDBError(rawValue: errno) }
         self.descriptor = descriptor
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        if descriptor >= 0 { closeDescriptor(descriptor) }
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
 
     /// Flushes every page of the data file written so far, by anyone, to disk (`fdatasync`; on Apple
     /// platforms `F_FULLFSYNC`, as LMDB does). Throws the failure of any write-back of the file since this
-    /// was opened or last threw: once per failure.
+    /// was opened or last threw: once per failure; ``LMDBError/closed`` after ``close()``.
     public func sync() throws(LMDBError) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        guard descriptor >= 0 else { throw .closed }
         try flushFile(descriptor, dataOnly: true)
     }
+
+    /// Closes the descriptor now rather than when the last reference goes; closing twice does nothing.
+    public func close() {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if descriptor >= 0 { closeDescriptor(descriptor) }
+        descriptor = -1
+    }
 }
+
+/// The system's `close(2)`, which the methods of ``DataFileSync`` would otherwise take for ``DataFileSync/close()``.
+private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
 
 extension Environment {
     /// Opens a descriptor of its own on the data file, to flush commits to disk through (see

@@ -92,6 +92,8 @@ public final class Environment: @unchecked Sendable {
     static let maximumMapSize = 1 << 40
 
     private let handle: OpaquePointer
+    /// Whether ``close()`` closed LMDB's environment; read and set holding the map lock.
+    private var closed = false
     /// The directory's identity in the registry of environments open in this process.
     private let identity: OpenEnvironments.Identity?
     private let readOnly: Bool
@@ -156,6 +158,7 @@ public final class Environment: @unchecked Sendable {
             identity = created
         }
         self.identity = identity
+        maxKeySize = Int(mdb_env_get_maxkeysize(handle))
         depthKey = key
         self.path = path
         directory = checked?.directory ?? path
@@ -232,13 +235,40 @@ public final class Environment: @unchecked Sendable {
         return env
     }
 
-    /// Closes the environment. No transaction can be alive at this point.
+    /// Closes the environment now, rather than when the last reference to it goes: waits until no transaction
+    /// of this process is alive, closes LMDB's environment (its files and map) and frees its directory for
+    /// another open in this process. Every later operation throws ``LMDBError/closed``. Closing a closed
+    /// environment does nothing; closing one inside a transaction of this thread throws
+    /// ``LMDBError/badTransaction``.
     ///
     /// The corresponding LMDB function is `mdb_env_close`.
-    deinit {
+    public func close() throws(LMDBError) {
+        guard lockDepth == 0 else { throw .badTransaction }
+        withMapLock(exclusive: true) { closeHoldingMapLock() }
+    }
+
+    private func closeHoldingMapLock() {
+        guard !closed else { return }
+        closed = true
         MappedDataFiles.forget(owner: self)
         mdb_env_close(handle)
         if let identity { OpenEnvironments.release(identity) }
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { withMapLock { closed } }
+
+    /// LMDB's handle, or ``LMDBError/closed``; called holding the map lock.
+    private func liveHandle() throws(LMDBError) -> OpaquePointer {
+        guard !closed else { throw .closed }
+        return handle
+    }
+
+    /// Closes the environment if ``close()`` did not. No transaction can be alive at this point.
+    ///
+    /// The corresponding LMDB function is `mdb_env_close`.
+    deinit {
+        closeHoldingMapLock()
         posix(pthread_rwlock_destroy(mapLock))
         mapLock.deallocate()
         posix(pthread_mutex_destroy(writerLock))
@@ -303,7 +333,7 @@ public final class Environment: @unchecked Sendable {
         readOnly: Bool, commit: Bool, _ body: (TransactionState) throws -> T
     ) throws -> Attempt<T> {
         var txn: OpaquePointer?
-        let code = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+        let code = mdb_txn_begin(try liveHandle(), nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
         if code == MDB_MAP_RESIZED { return .mapResized }
         try LMDBError.check(code)
         guard let txn else { throw LMDBError.invalidArgument }
@@ -352,11 +382,11 @@ public final class Environment: @unchecked Sendable {
             // LMDB unmaps the old map before it maps the new one, and is left with no map at all when that
             // fails: make sure first that the address space is there.
             if bytes > 0 { try Self.checkAddressSpace(bytes) }
-            return try LMDBError.check(mdb_env_set_mapsize(handle, bytes))
+            return try LMDBError.check(mdb_env_set_mapsize(try liveHandle(), bytes))
         }
         var descriptor: Int32 = -1
         var file = stat()
-        try LMDBError.check(mdb_env_get_fd(handle, &descriptor))
+        try LMDBError.check(mdb_env_get_fd(try liveHandle(), &descriptor))
         guard fstat(descriptor, &file) == 0 else { throw LMDBError(rawValue: errno) }
         // `0` would take the size in the meta page, which can be smaller than the file.
         let wanted = bytes == 0 ? try info().me_mapsize : bytes
@@ -401,7 +431,7 @@ public final class Environment: @unchecked Sendable {
 
     private func info() throws(LMDBError) -> MDB_envinfo {
         var info = MDB_envinfo()
-        try LMDBError.check(mdb_env_info(handle, &info))
+        try LMDBError.check(mdb_env_info(try liveHandle(), &info))
         return info
     }
 
@@ -465,6 +495,7 @@ public final class Environment: @unchecked Sendable {
     public var mapSize: Int {
         withMapLock {
             var info = MDB_envinfo()
+            guard !closed else { return 0 }
             let code = mdb_env_info(handle, &info)
             precondition(code == MDB_SUCCESS, "mdb_env_info failed: \(LMDBError(rawValue: code))")
             return info.me_mapsize
@@ -495,7 +526,7 @@ public final class Environment: @unchecked Sendable {
 
     private func usedSizeHoldingMapLock() throws(LMDBError) -> Int {
         var stat = MDB_stat()
-        try LMDBError.check(mdb_env_stat(handle, &stat))
+        try LMDBError.check(mdb_env_stat(try liveHandle(), &stat))
         return (try info().me_last_pgno + 1) * Int(stat.ms_psize)
     }
 
@@ -552,7 +583,7 @@ public final class Environment: @unchecked Sendable {
         #if os(Linux)
         withMapLock {
             var descriptor: Int32 = -1
-            guard mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS else { return }
+            guard !closed, mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS else { return }
             for region in FileMappings.regions(of: descriptor) where !region.writable {
                 _ = madvise(region.start, region.size, Int32(MADV_DONTNEED))
             }
@@ -570,7 +601,7 @@ public final class Environment: @unchecked Sendable {
         #if os(Linux)
         let descriptor = Glibc.open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
+        defer { Glibc.close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 128)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
@@ -586,13 +617,13 @@ public final class Environment: @unchecked Sendable {
     /// The largest key size, in bytes, that can be written.
     ///
     /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.
-    public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+    public let maxKeySize: Int
 
     /// Flushes the data buffers to disk; with `force` also when the environment is not durable.
     ///
     /// The corresponding LMDB function is `mdb_env_sync`.
     public func sync(force: Bool = true) throws(LMDBError) {
-        try LMDBError.check(mdb_env_sync(handle, force ? 1 : 0))
+        try withMapLock { () throws(LMDBError) in try LMDBError.check(mdb_env_sync(try liveHandle(), force ? 1 : 0)) }
     }
 
     /// Clears reader slots left behind by dead processes and returns how many were cleared.
@@ -601,7 +632,7 @@ public final class Environment: @unchecked Sendable {
     @discardableResult
     public func clearStaleReaders() throws(LMDBError) -> Int {
         var dead: Int32 = 0
-        try LMDBError.check(mdb_reader_check(handle, &dead))
+        try withMapLock { () throws(LMDBError) in try LMDBError.check(mdb_reader_check(try liveHandle(), &dead)) }
         return Int(dead)
     }
 
@@ -614,7 +645,7 @@ public final class Environment: @unchecked Sendable {
         guard lockDepth == 0 else { throw .badTransaction }
         while true {
             do {
-                return try withMapLock { () throws(LMDBError) -> T in try body(handle) }
+                return try withMapLock { () throws(LMDBError) -> T in try body(try liveHandle()) }
             } catch where error == .mapResized {
                 try withMapLock(exclusive: true) { () throws(LMDBError) in try resizeMap(to: 0) }
             }

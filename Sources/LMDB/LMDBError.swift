@@ -21,6 +21,7 @@ public struct LMDBError: Error, RawRepresentable, Hashable, CustomStringConverti
     public var description: String {
         switch self {
         case .alreadyOpen: "the environment is already open in this process"
+        case .closed: "the environment is closed"
         case .unsupportedFileSystem: "the environment is on a file system LMDB cannot use (it needs a local file system)"
         case .untrustedFile:
             "a file of the environment is not one to open (a symbolic link, a hard link, a special file, another user's, or in a directory others can write to)"
@@ -191,6 +192,10 @@ extension LMDBError {
     /// The environment is already open in this process: LMDB allows one open environment per
     /// directory and process. Share the open ``Environment`` instead. (This wrapper's own code.)
     public static let alreadyOpen = LMDBError(rawValue: -30_700)
+
+    /// The environment was closed (``Environment/close()``): nothing can be read or written through it any
+    /// more. (This wrapper's own code.)
+    public static let closed = LMDBError(rawValue: -30_703)
 
     /// The directory is on a file system LMDB cannot use: a network file system (NFS, SMB, ...), whose
     /// locks and memory maps LMDB cannot rely on, or a pseudo file system. (This wrapper's own code.)

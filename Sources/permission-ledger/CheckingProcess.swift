@@ -131,11 +131,12 @@ enum CheckingProcess {
         case .damaged: "damaged"
         case .storage: "storage"
         case .notFound: "notFound"
+        case .closed: "closed"
         }
     }
 
     private static func kind(named name: String) -> LedgerError.Kind? {
-        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound].first { self.name(of: $0) == name }
+        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound, .closed].first { self.name(of: $0) == name }
     }
 
     // MARK: Parent

@@ -39,6 +39,7 @@ func childAsksAndIsApproved(ledgerPath: String) async throws -> (known: Bool, be
     // From a timer, in any number of processes: expire what is overdue.
     try await ledger.expireOverdueQuestions()
     follower.cancel()
+    await ledger.close()   // finishes what was submitted, ends subscriptions, releases the files
     return (known, before)
 }
 

@@ -141,7 +141,7 @@ extension Ledger {
         guard descriptor >= 0 else {
             throw LedgerError(.storage, "\(target): cannot open \(directory) to flush it: \(String(cString: strerror(errno)))")
         }
-        defer { close(descriptor) }
+        defer { closeDescriptor(descriptor) }
         var status: Int32
         repeat { status = fsync(descriptor) } while status < 0 && errno == EINTR
         // Some file systems cannot flush a directory (EINVAL): their entries are then as durable as they get.
@@ -173,3 +173,7 @@ extension Ledger {
         return rename(source, destination) == 0 ? 0 : errno
     }
 }
+
+/// The system's `close(2)`, which the methods of ``Ledger`` would otherwise take for ``Ledger/close()``.
+@discardableResult
+private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -19,6 +19,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case storage
         /// The query names something that does not exist at the point asked, or a point beyond the log.
         case notFound
+        /// The ledger was closed (``Ledger/close()``): open it again to go on.
+        case closed
     }
 
     /// What the reader of an error can do about it, as a value: the engine's ``description`` words it in
@@ -75,6 +77,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         if let e = error as? EventRecord.DecodingError { return LedgerError(.damaged, e.description) }
         guard let e = error as? LMDBError else { return LedgerError(.storage, "\(path): \(error)") }
         switch e {
+        case .closed: return LedgerError(.closed, "\(path): the ledger is closed; open it again to go on")
         case .busy: return LedgerError(.locked, "\(path): the ledger is locked by another process (\(e))")
         case .alreadyOpen:
             return LedgerError(.locked, "\(path): the ledger is already open in this process; share that Ledger instead of opening it again (LMDB allows one open per process)")

@@ -33,9 +33,11 @@ public struct LedgerEvents: AsyncSequence, Sendable {
         /// How far the current page covers the log.
         var through: UInt64 = 0
 
-        /// The next event, waiting for one to be appended if need be; `nil` once the task is cancelled.
+        /// The next event, waiting for one to be appended if need be; `nil` once the task is cancelled or the
+        /// ledger closed.
         public mutating func next() async throws -> PermissionEvent? {
             while !Task.isCancelled {
+                if index == page.count, ledger.watch.isClosed { return nil }
                 if index < page.count {
                     let event = page[index]
                     index += 1

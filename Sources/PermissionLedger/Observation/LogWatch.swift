@@ -16,6 +16,22 @@ final class LogWatch: @unchecked Sendable {
     /// Tokens of calls to `wait` that have not returned.
     private var active: Set<Int> = []
 
+    /// Whether the ledger was closed: waits return at once, and subscriptions end.
+    private var closed = false
+
+    /// Whether the ledger was closed (``Ledger/close()``).
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// Marks the ledger closed and wakes everyone waiting, for good.
+    func close() {
+        lock.lock()
+        closed = true
+        let woken = waiters
+        waiters = [:]
+        lock.unlock()
+        for waiter in woken.values { waiter.continuation.resume() }
+    }
+
     /// The last seq this process committed, and the last it knows to be durable.
     private var committed: UInt64 = 0
     private var durable: UInt64 = 0
@@ -75,7 +91,7 @@ final class LogWatch: @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 lock.lock()
-                if head > seq || wokenEarly.contains(token) {
+                if closed || head > seq || wokenEarly.contains(token) {
                     lock.unlock()
                     continuation.resume()
                     return

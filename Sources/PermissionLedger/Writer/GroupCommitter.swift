@@ -91,7 +91,7 @@ final class GroupCommitter: @unchecked Sendable {
             return
         }
         guard worker.submit(request) else {
-            request.complete(.failure(LedgerError(.storage, "\(context.path): the ledger is closing")))
+            request.complete(.failure(LedgerError(.closed, "\(context.path): the ledger is closed; open it again to go on")))
             return
         }
     }
