@@ -63,7 +63,3 @@ extension Environment {
         }
     }
 }
-
-/// The system's `close(2)`, which the methods of ``Environment`` would otherwise take for ``Environment/close()``.
-@discardableResult
-private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -54,9 +54,6 @@ public final class DataFileSync: @unchecked Sendable {
     }
 }
 
-/// The system's `close(2)`, which the methods of ``DataFileSync`` would otherwise take for ``DataFileSync/close()``.
-private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
-
 extension Environment {
     /// Opens a descriptor of its own on the data file, to flush commits to disk through (see
     /// ``DataFileSync``). Open it before the first write whose flush it is to vouch for.

@@ -16,3 +16,8 @@ func flushFile(_ descriptor: Int32, dataOnly: Bool) throws(LMDBError) {
     #endif
     guard status == 0 else { throw LMDBError(rawValue: errno) }
 }
+
+/// Closes a file descriptor: the system's `close(2)`, under a name that the `close()` methods of
+/// ``Environment``, ``DataFileSync`` and the ledger do not hide.
+@discardableResult
+package func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -173,7 +173,3 @@ extension Ledger {
         return rename(source, destination) == 0 ? 0 : errno
     }
 }
-
-/// The system's `close(2)`, which the methods of ``Ledger`` would otherwise take for ``Ledger/close()``.
-@discardableResult
-private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }
