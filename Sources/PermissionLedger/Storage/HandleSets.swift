@@ -73,6 +73,21 @@ enum HandleSets {
         return state
     }
 
+    /// The record an event writes for one subject whose records stand at `state`, given the handle rows the event
+    /// changed in the order written; advances `state`. `setBefore` gives the subject's set before the event, and is
+    /// called only when the policy (``HandleSetRecord/recordsWholeSet(changesSinceWholeSet:wholeSetCount:)``)
+    /// asks for the whole set. Both stores decide through it, so that a rebuild writes what an append wrote.
+    static func record(changed: [HandleRow], state: inout HandleSetState, setBefore: () throws -> [HandleRow]) rethrows -> HandleSetRecord {
+        let rows = latestOfEachHandle(changed)
+        state.changesSinceWholeSet += rows.count
+        guard HandleSetRecord.recordsWholeSet(changesSinceWholeSet: state.changesSinceWholeSet, wholeSetCount: state.wholeSetCount) else {
+            return .changes(rows)
+        }
+        let whole = merging(try setBefore(), sortedChanges: rows)
+        state = HandleSetState(changesSinceWholeSet: 0, wholeSetCount: whole.count)
+        return .whole(whole)
+    }
+
     /// `rows` with `changes` in place of the rows of the same handles, both ordered by handle, each handle once.
     static func merging(_ rows: [HandleRow], sortedChanges changes: [HandleRow]) -> [HandleRow] {
         guard !rows.isEmpty else { return changes }

@@ -95,16 +95,9 @@ final class LMDBStore: ProjectionStore {
         guard !eventHandleRows.isEmpty else { return }
         for (_, prefix, changed) in eventHandleRows {
             let subject = ByteKey(prefix)
-            let rows = HandleSets.latestOfEachHandle(changed)
             var state = try cache.handleSetStates[subject] ?? HandleSets.state(txn.reader, tables, subjectPrefix: prefix)
-            state.changesSinceWholeSet += rows.count
-            let record: HandleSetRecord
-            if HandleSetRecord.recordsWholeSet(changesSinceWholeSet: state.changesSinceWholeSet, wholeSetCount: state.wholeSetCount) {
-                let before = try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: prefix, atMost: seq - 1)
-                record = .whole(HandleSets.merging(before, sortedChanges: rows))
-                state = HandleSetState(changesSinceWholeSet: 0, wholeSetCount: record.rows.count)
-            } else {
-                record = .changes(rows)
+            let record = try HandleSets.record(changed: changed, state: &state) {
+                try HandleSets.sortedRows(txn.reader, tables, subjectPrefix: prefix, atMost: seq - 1)
             }
             try txn.put(tables.handleSets, key: Keys.versioned(prefix, seq), value: record.encoded())
             if cache.handleSetStates.count >= cacheLimit { cache.handleSetStates.removeAll(keepingCapacity: true) }

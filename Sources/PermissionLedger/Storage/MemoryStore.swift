@@ -109,11 +109,8 @@ final class MemoryStore: ProjectionStore {
     func endEvent(seq: UInt64) throws {
         guard keepsRows, !eventHandleRows.isEmpty else { return }
         for (number, prefix, changed) in eventHandleRows {
-            let rows = HandleSets.latestOfEachHandle(changed)
             var (state, records) = handleSetStates[number] ?? (HandleSetState(), [])
-            state.changesSinceWholeSet += rows.count
-            let record: HandleSetRecord
-            if HandleSetRecord.recordsWholeSet(changesSinceWholeSet: state.changesSinceWholeSet, wholeSetCount: state.wholeSetCount) {
+            let record = try HandleSets.record(changed: changed, state: &state) {
                 var whole: [HandleRow] = []
                 var changes: [[HandleRow]] = []
                 for index in records {
@@ -121,13 +118,9 @@ final class MemoryStore: ProjectionStore {
                     let decoded = try value.withUnsafeBytes { try HandleSetRecord(decoding: $0) }
                     if decoded.isWhole { whole = decoded.rows } else { changes.append(decoded.rows) }
                 }
-                changes.append(rows)
-                record = .whole(HandleSets.merging(whole, changeRecords: changes))
-                state = HandleSetState(changesSinceWholeSet: 0, wholeSetCount: record.rows.count)
-                records = []
-            } else {
-                record = .changes(rows)
+                return HandleSets.merging(whole, changeRecords: changes)
             }
+            if record.isWhole { records = [] }
             records.append(recorded[.handleSets]?.count ?? 0)
             self.record(.handleSets, Keys.versioned(prefix, seq), record.encoded())
             handleSetStates[number] = (state, records)
