@@ -281,22 +281,3 @@ extension Timestamp {
         Timestamp(microseconds: min(max(microseconds + delta, Timestamp.earliest.microseconds), Timestamp.latest.microseconds))
     }
 }
-
-// MARK: Handle shorthands
-
-extension CommunicationHandle {
-    /// A validated `custom` handle: `try .custom("dragonslayer42")`.
-    public static func custom(_ value: String) throws(PermissionModelError) -> CommunicationHandle {
-        try CommunicationHandle(value: value, kind: .custom)
-    }
-
-    /// A validated, normalized `phoneNumber` handle: `try .phoneNumber("+1 (555) 010-0101")`.
-    public static func phoneNumber(_ value: String) throws(PermissionModelError) -> CommunicationHandle {
-        try CommunicationHandle(value: value, kind: .phoneNumber)
-    }
-
-    /// A validated, normalized `emailAddress` handle: `try .emailAddress("Aunt.Jo@example.net")`.
-    public static func emailAddress(_ value: String) throws(PermissionModelError) -> CommunicationHandle {
-        try CommunicationHandle(value: value, kind: .emailAddress)
-    }
-}
