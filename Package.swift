@@ -9,12 +9,18 @@ let package = Package(
         .library(name: "PermissionModel", targets: ["PermissionModel"]),
         .library(name: "PermissionLedgerTesting", targets: ["PermissionLedgerTesting"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        .library(name: "PermissionLedgerService", targets: ["PermissionLedgerService"]),
         .executable(name: "permission-ledger", targets: ["permission-ledger"]),
         .executable(name: "family-simulation", targets: ["family-simulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // The server ecosystem's logging and metrics APIs: a Logger and a metrics factory in Ledger.Options.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // Graceful shutdown in a server (the PermissionLedgerService module only).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // Property-based tests of determinism (test targets only).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
     ],
@@ -34,6 +40,16 @@ let package = Package(
                 "LMDB",
                 "PermissionModel",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        // The ledger as a swift-service-lifecycle Service: apart, so that the engine does not depend on it.
+        .target(
+            name: "PermissionLedgerService",
+            dependencies: [
+                "PermissionLedger",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -59,8 +75,11 @@ let package = Package(
         .testTarget(
             name: "PermissionLedgerTests",
             dependencies: [
-                "PermissionLedger", "PermissionLedgerTesting", "PermissionModel", "LMDB",
+                "PermissionLedger", "PermissionLedgerTesting", "PermissionModel", "LMDB", "PermissionLedgerService",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

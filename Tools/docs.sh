@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the reference documentation (DocC) of the library modules and reports its coverage.
 #
-#   bash Tools/docs.sh            # build the archives, print coverage per module
-#   bash Tools/docs.sh --check    # the same; exit 1 when a public symbol lacks documentation
+#   bash Tools/docs.sh                # build the archives, print coverage per module
+#   bash Tools/docs.sh --check        # the same; exit 1 when a public symbol lacks documentation
+#   bash Tools/docs.sh --out DIR      # write nothing into the checkout: build a copy of it in DIR/package
+#                                     # and leave the archives in DIR/docs (a read-only checkout builds)
 #
-# Modules: LMDB, PermissionModel, PermissionLedger and PermissionLedgerTesting. No
-# swift-docc-plugin is needed:
+# Modules: LMDB, PermissionModel, PermissionLedger, PermissionLedgerService and
+# PermissionLedgerTesting. No swift-docc-plugin is needed:
 #   1. `swift package --scratch-path .build-docs dump-symbol-graph --emit-extension-block-symbols`
 #      builds the package (debug, in the git-ignored .build-docs/, apart from the everyday .build/)
 #      and extracts the public symbol graph of each library module into
@@ -54,24 +56,46 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # In dependency order; each module's (documented) library dependencies.
-modules=(LMDB PermissionModel PermissionLedger PermissionLedgerTesting)
+modules=(LMDB PermissionModel PermissionLedger PermissionLedgerService PermissionLedgerTesting)
 dependencies() {
     case "$1" in
         PermissionLedger) echo LMDB PermissionModel ;;
+        PermissionLedgerService) echo PermissionLedger ;;
         PermissionLedgerTesting) echo PermissionLedger PermissionModel ;;
     esac
 }
 scratch=.build-docs
 docs="$scratch/docs"
 
+usage="usage: bash Tools/docs.sh [--check] [--out DIR]"
 check=false
-case "${1-}" in
-    "") ;;
-    --check) check=true ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: bash Tools/docs.sh [--check]" >&2; exit 2 ;;
-esac
-[ $# -le 1 ] || { echo "usage: bash Tools/docs.sh [--check]" >&2; exit 2; }
+out=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --check) check=true ;;
+        --out) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; out="$2"; shift ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "$usage" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ -n "$out" ]; then
+    # SwiftPM writes Package.resolved and its build folder beside Package.swift: build a copy of the
+    # checkout's files instead (what git tracks, or everything but build folders outside a git checkout).
+    mkdir -p "$out"
+    out="$(cd "$out" && pwd)"
+    rm -rf "$out/package"
+    mkdir -p "$out/package"
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git ls-files -z --cached --others --exclude-standard | (cd "$out/package" && xargs -0 -I{} dirname {} | sort -u | xargs mkdir -p)
+        git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp -p {} "$out/package/{}"
+    else
+        tar --exclude='./.build*' -cf - . | tar -xf - -C "$out/package"
+    fi
+    cd "$out/package"
+    scratch="$out/build"
+    docs="$out/docs"
+fi
 command -v docc >/dev/null 2>&1 || { echo "docs: docc is not on PATH (it ships with the Swift toolchain)" >&2; exit 2; }
 command -v python3 >/dev/null 2>&1 || { echo "docs: python3 is needed to read the symbol graphs" >&2; exit 2; }
 

@@ -21,3 +21,6 @@ func flushFile(_ descriptor: Int32, dataOnly: Bool) throws(LMDBError) {
 /// ``Environment``, ``DataFileSync`` and the ledger do not hide.
 @discardableResult
 package func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }
+
+/// Opens a file: the system's `open(2)`, under a name that `Ledger.open(path:options:progress:)` does not hide.
+package func openDescriptor(_ path: String, _ flags: Int32) -> Int32 { open(path, flags) }

@@ -103,8 +103,8 @@ public final class ReplayedLedger: Sendable {
     }
 
     /// The stored events in `seq` order, with `seq`, `recordedAt` and `hash`.
-    public func storedEvents() throws -> [PermissionEvent] {
-        var events: [PermissionEvent] = []
+    public func storedEvents() throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
         try ledger.forEachEvent { events.append($0) }
         return events
     }

@@ -28,7 +28,7 @@ public struct PermissionModelError: Error, Hashable, Sendable, CustomStringConve
 }
 
 /// Quotes a value for an error message, shortening it when it is long.
-public func quoted(_ value: String, limit: Int = 80) -> String {
+package func quoted(_ value: String, limit: Int = 80) -> String {
     var escaped = ""
     for scalar in value.unicodeScalars {
         switch scalar {
@@ -62,7 +62,7 @@ package func shownList(_ values: [String]) -> String {
 
 /// Checks the byte length and absence of C0 and C1 control characters that ids and subjects have always met.
 /// Events replayed from the log are held to this; events appended from now on meet `validateIdentifier`, which also refuses format and separator characters.
-public func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
+package func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
     let count = value.utf8.count
     guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
     guard count <= maxBytes else {

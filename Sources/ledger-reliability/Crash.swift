@@ -136,7 +136,7 @@ struct RoundCheck {
         var result = Result(head: checked, acknowledged: acknowledged.count)
 
         let ledger = try Ledger(path: path)
-        let report = try ledger.verify()
+        let report = try await ledger.verify()
         if let problem = report.problem {
             result.damage.append("verify: seq \(report.damagedSeq ?? 0): \(problem)")
         }
@@ -149,17 +149,17 @@ struct RoundCheck {
         }
         // Every new event is one the writer tried, whole.
         var stored: [String: UInt64] = [:]
-        try ledger.forEachEvent(after: checked.seq) { event in
-            guard let seq = event.seq else { return }
+        try ledger.read { view in try view.forEachEvent(after: checked.seq, through: view.head.seq) { event in
+            let seq = event.seq
             guard let want = tried[event.id] else {
                 result.damage.append("seq \(seq) holds an event the writer never appended (\(event.id))")
                 return
             }
-            if content(of: event) != want {
+            if content(of: event.event) != want {
                 result.damage.append("seq \(seq) differs from the event the writer appended: \(EventJSON.encode(event))")
             }
             stored[event.id] = seq
-        }
+        } }
         // Every acknowledged event is there, at the seq it was acknowledged with.
         for (seq, id) in acknowledged where stored[id] != seq {
             result.lost += 1
@@ -175,13 +175,13 @@ struct RoundCheck {
             result.damage.append("the next append got \(outcome), not seq \(head.seq + 1)")
             return result
         }
-        var appended: PermissionEvent?
+        var appended: RecordedEvent?
         try ledger.read { view in try view.forEachEvent(after: head.seq, through: head.seq + 1) { appended = $0 } }
-        guard let appended, let recordedAt = appended.recordedAt, let hash = appended.hash else {
+        guard let appended else {
             result.damage.append("the event appended at seq \(head.seq + 1) cannot be read back")
             return result
         }
-        if hash != chainHash(previous: head.hash, record: EventRecord.encode(appended, recordedAt: recordedAt)) {
+        if appended.hash != chainHash(previous: head.hash, record: EventRecord.encode(appended.event, recordedAt: appended.recordedAt)) {
             result.damage.append("the event appended at seq \(head.seq + 1) does not chain from the head's hash")
         }
         result.head = try ledger.head()

@@ -66,7 +66,7 @@ struct Stress: AsyncParsableCommand {
                 problems.append("reader \(index) ended with \(ending): \(lines.suffix(20).joined(separator: "\n"))")
             }
         }
-        let report = try ledger.verify()
+        let report = try await ledger.verify()
         if let problem = report.problem { problems.append("verify: seq \(report.damagedSeq ?? 0): \(problem)") }
         if head.seq != UInt64(totals.appended) {
             problems.append("the log holds \(head.seq) events, but the writers were told \(totals.appended) were appended")
@@ -236,10 +236,8 @@ struct SnapshotChecker {
         var touchedSubjects = Set<String>()
         var previous = seen
         do {
-            try view.forEachEvent(after: seen.seq, through: head.seq) { event in
-                guard let seq = event.seq, let hash = event.hash, let recordedAt = event.recordedAt else {
-                    return problem("an event without its seq, hash or recordedAt after seq \(previous.seq)")
-                }
+            try view.forEachEvent(after: seen.seq, through: head.seq) { recorded in
+                let (seq, hash, recordedAt, event) = (recorded.seq, recorded.hash, recorded.recordedAt, recorded.event)
                 if seq != previous.seq + 1 { problem("the log jumps from seq \(previous.seq) to \(seq)") }
                 if hash != chainHash(previous: previous.hash, record: EventRecord.encode(event, recordedAt: recordedAt)) {
                     problem("seq \(seq): its hash does not chain from seq \(previous.seq)")

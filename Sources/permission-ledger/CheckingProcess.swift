@@ -132,11 +132,12 @@ enum CheckingProcess {
         case .storage: "storage"
         case .notFound: "notFound"
         case .closed: "closed"
+        case .readOnly: "readOnly"
         }
     }
 
     private static func kind(named name: String) -> LedgerError.Kind? {
-        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound, .closed].first { self.name(of: $0) == name }
+        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound, .closed, .readOnly].first { self.name(of: $0) == name }
     }
 
     // MARK: Parent

@@ -130,13 +130,13 @@ struct DiskFullTests {
                     return error.kind == .storage && error.message.contains("no space left on the device")
                 }
                 #expect(try ledger.head() == head)
-                #expect(try ledger.verify().isIntact)
+                #expect(try await ledger.verify().isIntact)
 
                 try FileManager.default.removeItem(atPath: filler)
                 let summary = try await ledger.append(more)
                 #expect(summary.appended == more.count)
                 #expect(try ledger.head().seq == head.seq + UInt64(more.count))
-                #expect(try ledger.verify().isIntact)
+                #expect(try await ledger.verify().isIntact)
             }
         }
     }

@@ -92,7 +92,7 @@ import Testing
             // The writer thread's groups check the same way.
             await #expect(throws: AppendRejected.self) { try await ledger.append(denial) }
             #expect(try ledger.head().seq == 3)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 

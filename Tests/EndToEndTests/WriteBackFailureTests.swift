@@ -50,7 +50,7 @@ struct WriteBackFailureTests {
 
                 ledger = nil
                 let reopened = try Ledger(path: path)
-                #expect(try reopened.verify().isIntact)
+                #expect(try await reopened.verify().isIntact)
                 // The commit whose flush failed is in the log: it was committed, only not known to be durable.
                 #expect(try reopened.head().seq == head.seq + UInt64(more.count))
                 #expect(try reopened.appendSynchronously([one]).appended == 1)

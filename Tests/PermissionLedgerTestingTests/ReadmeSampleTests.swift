@@ -18,11 +18,11 @@ func readmeEmbeddingSample() async throws {
 }
 
 func childAsksAndIsApproved(ledgerPath: String) async throws -> (known: Bool, before: QuestionState?) {
-    let ledger = try Ledger(path: ledgerPath)   // one per process; share it
+    let ledger = try await Ledger.open(path: ledgerPath)   // one per process; share it
     let child = ledger.subject("kid-1")
 
     // What PermissionKit reported, in its own terms. Each call returns once its event is durable.
-    let alex = try CommunicationHandle(value: "dragonslayer42", kind: .custom)
+    let alex = try CommunicationHandle.custom("dragonslayer42")
     let question = try PermissionQuestion(handle: alex)
     try await child.recordAsk(question)                                         // AskCenter.ask
     try await child.recordResponse(to: question.id, choice: .approve)          // a PermissionResponse

@@ -86,7 +86,7 @@ import Testing
             #expect(summary.appended == before.count)
             let export = try ledger.exportText()
             let head = try ledger.head()
-            let digest = try ledger.digest()
+            let digest = try await ledger.digest()
             #expect(head.seq == UInt64(before.count))
 
             // The bad line: rejected by the reader or by a rule.
@@ -108,8 +108,8 @@ import Testing
             // Nothing was written.
             #expect(try ledger.exportText() == export)
             #expect(try ledger.head() == head)
-            #expect(try ledger.digest() == digest)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.digest() == digest)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -147,7 +147,7 @@ import Testing
             } else {
                 #expect(summary.duplicates == 0)
             }
-            let report = try ledger.verify()
+            let report = try await ledger.verify()
             #expect(report.isIntact, "\(report.problem ?? "")")
             #expect(report.events == summary.head.seq)
             #expect(report.head == summary.head.hash)
@@ -308,7 +308,7 @@ import Testing
             }
             // Without recordedAt, and with the seq and hash it was given: still the same event.
             var stored: [PermissionEvent] = []
-            try ledger.forEachEvent { stored.append($0) }
+            stored += try storedEvents(ledger).map(\.event)
             let summary = try await ledger.append(stored)
             #expect(summary.outcomes == [.duplicate(of: 1), .duplicate(of: 2)])
             var bare = try decodeEvent(JSONLine.permission("p2", "microphone", "authorized", at: "09:01:00", recorded: "09:01:01"))

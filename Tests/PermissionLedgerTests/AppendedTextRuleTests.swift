@@ -43,7 +43,7 @@ import Testing
             let event = try decodeEvent(line)
             #expect(try await ledger.append(event) == .appended(seq: 1))
             var stored: [PermissionEvent] = []
-            try ledger.forEachEvent { stored.append($0) }
+            stored += try storedEvents(ledger).map(\.event)
             guard case .questionAsked(let question) = stored.first?.payload, case .communication(let topic) = question.topic else {
                 Issue.record("not stored as asked: \(stored)")
                 return
@@ -142,11 +142,11 @@ import Testing
                 try environment.write { txn in try txn.put(events, key: Keys.seq(head.seq + 1), value: hash.bytes + record) }
             }
 
-            #expect(try Ledger.rebuildProjections(path: path).seq == head.seq + 1)
+            #expect(try await Ledger.rebuildProjections(path: path).seq == head.seq + 1)
             let ledger = try Ledger(path: path, options: .init(mapSize: 1 << 20, durable: false))
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
             var stored: [PermissionEvent] = []
-            try ledger.forEachEvent { stored.append($0) }
+            stored += try storedEvents(ledger).map(\.event)
             #expect(stored.count == 2)
             #expect(stored.last?.subject == "kid\u{200B}1")
             #expect(stored.last?.id == "old\u{200B}1")

@@ -134,16 +134,15 @@ import Testing
 
     @Test func historyPassesEventsAsExportWritesThem() async throws {
         try await Self.withScenario(Self.scenario) { ledger async throws in
-            var exported: [PermissionEvent] = []
-            try ledger.forEachEvent { exported.append($0) }
+            let exported = try storedEvents(ledger).map(\.event)
             var fromHistory: [PermissionEvent] = []
-            try ledger.read { view in try view.history(subject: "kid-ben", fromSeq: 1, toSeq: view.point.seq) { fromHistory.append($0) } }
+            try ledger.read { view in try view.history(subject: "kid-ben", fromSeq: 1, toSeq: view.point.seq) { fromHistory.append($0.event) } }
             #expect(fromHistory == exported.filter { $0.subject == "kid-ben" }, "with seq, recordedAt and hash")
             #expect(fromHistory.allSatisfy { $0.seq != nil && $0.hash != nil && $0.recordedAt != nil })
             #expect(fromHistory.map(\.recordedAt) == [try Self.t("09:01:01"), try Self.t("09:02:01"), try Self.t("09:03:01"),
                                                      try Self.t("09:10:01"), try Self.t("09:20:01"), try Self.t("09:21:01"),
                                                      try Self.t("10:20:01"), try Self.t("10:21:01")])
-            let json = QueryJSON.historyResult(Array(fromHistory.prefix(2)))
+            let json = QueryJSON.historyResult(fromHistory.prefix(2).compactMap(RecordedEvent.init))
             #expect(json == "{\"events\":[" + EventJSON.encode(exported[1]) + "," + EventJSON.encode(exported[2]) + "]}")
             #expect(QueryJSON.historyResult([]) == #"{"events":[]}"#)
         }
@@ -197,7 +196,7 @@ import Testing
             let head = try ledger.head()
             #expect(head.seq == 16)
             // At the head (clock 10:40:01): q1 expired by the clock, q6 by an event.
-            let full = try ledger.read(asOf: .seq(16)) { try $0.statistics() }
+            let full = try await ledger.statistics(asOf: .seq(16))
             #expect(full.head == head)
             #expect(Self.counts(full) == ["question.asked": 6, "question.sendCanceled": 1, "question.askFailed": 1, "question.answered": 2,
                                           "question.expired": 1, "handles.observed": 1, "permission.changed": 4])
@@ -206,7 +205,7 @@ import Testing
             #expect(Self.states(full) == ["pending": 0, "approved": 1, "denied": 1, "canceled": 1, "failed": 1, "expired": 2])
 
             // seq:4 (clock 09:03:01): the head is still the log's head.
-            let early = try ledger.read(asOf: .seq(4)) { try $0.statistics() }
+            let early = try await ledger.statistics(asOf: .seq(4))
             #expect(early.head == head)
             #expect(Self.counts(early) == ["question.asked": 2, "question.sendCanceled": 0, "question.askFailed": 0, "question.answered": 1,
                                            "question.expired": 0, "handles.observed": 0, "permission.changed": 1])
@@ -214,23 +213,25 @@ import Testing
             #expect(Self.states(early) == ["pending": 1, "approved": 1, "denied": 0, "canceled": 0, "failed": 0, "expired": 0])
 
             // seq:1: one subject, one pending question.
-            let first = try ledger.read(asOf: .seq(1)) { try $0.statistics() }
+            let first = try await ledger.statistics(asOf: .seq(1))
             #expect(first.subjects == 1)
             #expect(first.eventsByType.values.reduce(0, +) == 1)
             #expect(Self.states(first)["pending"] == 1)
 
             // At a time: q1's expiresAt 09:30:00 is the boundary (expired at or before the clock).
-            let before = try ledger.read(asOf: .time(try Self.t("09:29:59.999999"))) { ($0.point.seq, try $0.statistics()) }
+            let beforeStats = try await ledger.statistics(asOf: .time(try Self.t("09:29:59.999999")))
+            let before = (beforeStats.point.seq, beforeStats)
             #expect(before.0 == 10)
             #expect(Self.states(before.1) == ["pending": 1, "approved": 1, "denied": 1, "canceled": 1, "failed": 0, "expired": 0])
-            let at = try ledger.read(asOf: .time(try Self.t("09:30:00"))) { ($0.point.seq, try $0.statistics()) }
+            let atStats = try await ledger.statistics(asOf: .time(try Self.t("09:30:00")))
+            let at = (atStats.point.seq, atStats)
             #expect(at.0 == 10)
             #expect(Self.counts(at.1) == ["question.asked": 4, "question.sendCanceled": 1, "question.askFailed": 0, "question.answered": 2,
                                           "question.expired": 0, "handles.observed": 0, "permission.changed": 3])
             #expect(Self.states(at.1) == ["pending": 0, "approved": 1, "denied": 1, "canceled": 1, "failed": 0, "expired": 1])
 
             // seq:0: nothing.
-            let none = try ledger.read(asOf: .seq(0)) { try $0.statistics() }
+            let none = try await ledger.statistics(asOf: .seq(0))
             #expect(none.eventsByType.values.reduce(0, +) == 0)
             #expect(none.subjects == 0)
             #expect(none.questionsByState.values.reduce(0, +) == 0)
@@ -239,8 +240,9 @@ import Testing
 
     @Test func statisticsJSON() async throws {
         try await Self.withScenario(Self.scenario) { ledger async throws in
-            let (stats, point) = try ledger.read(asOf: .seq(4)) { (try $0.statistics(), $0.point) }
-            let json = QueryJSON.statisticsResult(stats, at: point, fileBytes: 4096)
+            var stats = try await ledger.statistics(asOf: .seq(4))
+            stats.sizes.fileBytes = 4096
+            let json = QueryJSON.statisticsResult(stats)
             let head = try ledger.head()
             #expect(json == #"{"asOf":{"seq":4,"time":"2026-11-20T09:03:01Z"},"head":{"seq":16,"hash":""# + head.hash.description
                 + #"","recordedAt":"2026-11-20T10:40:01Z"},"events":4,"eventsByType":{"question.asked":2,"question.sendCanceled":0,"#
@@ -398,7 +400,7 @@ import Testing
                 #expect(try view.at(.now).subjects() == ["kid-ava", "kid-ben"])
                 #expect(ledgerError { _ = try view.at(.seq(17)) }?.kind == .notFound)
                 #expect(try view.at(.time(try Self.t("12:00:00"))).point.seq == 16)
-                #expect(try view.statistics().eventsByType.values.reduce(0, +) == 16)
+                #expect(try view.statistics(sizes: .init(fileBytes: 0, usedBytes: 0, mapBytes: 0)).events == 16)
             }
             #expect(try ledger.read { try $0.subjects() } == ["kid-ava", "kid-ben", "kid-cleo"])
         }

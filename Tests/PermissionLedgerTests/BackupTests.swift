@@ -31,7 +31,7 @@ import Testing
             try await ledger.importFixture("family-day.jsonl")
             let out = directory + "/backup"
 
-            let head = try ledger.backup(to: out)
+            let head = try await ledger.backup(to: out)
             #expect(head == (try ledger.head()))
             #expect(head.seq == 1200)
             #expect(try Self.mode(out) == 0o700)
@@ -43,10 +43,10 @@ import Testing
             do {
                 let copy = try Ledger(path: out, options: .init(readOnly: true))
                 #expect(try copy.exportText() == (try ledger.exportText()))
-                #expect(try copy.digest() == (try ledger.digest()))
+                #expect(try await copy.digest() == (try ledger.digest()))
                 #expect(try copy.head() == head)
             }
-            #expect(try Ledger.verify(path: out).isIntact)
+            #expect(try await Ledger.verify(path: out).isIntact)
         }
     }
 
@@ -55,11 +55,11 @@ import Testing
         try await withTemporaryDirectory { directory async throws in
             let ledger = try Ledger(path: directory + "/ledger", options: .init(durable: false))
             try await ledger.importFixture("family-day.jsonl")
-            try ledger.backup(to: directory + "/before")
+            try await ledger.backup(to: directory + "/before")
             // The rebuild writes every derived table anew and frees the old ones' pages.
-            try ledger.rebuildProjections()
+            try await ledger.rebuildProjections()
             let used = try ledger.environment.usedSize
-            try ledger.backup(to: directory + "/after")
+            try await ledger.backup(to: directory + "/after")
 
             let before = try Self.size(directory + "/before/data.mdb")
             let after = try Self.size(directory + "/after/data.mdb")
@@ -114,7 +114,7 @@ import Testing
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
             let ledger = try Ledger(path: path, options: .init(readOnly: true))
-            let head = try ledger.backup(to: directory + "/backup")
+            let head = try await ledger.backup(to: directory + "/backup")
             #expect(head == (try ledger.head()))
             #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == bytes)
             #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == names)
@@ -136,7 +136,7 @@ import Testing
             }()
             var heads: [LogHead] = []
             for index in 0..<3 {
-                heads.append(try ledger.backup(to: directory + "/backup-\(index)"))
+                await heads.append(try ledger.backup(to: directory + "/backup-\(index)"))
             }
             try await appending
 
@@ -145,7 +145,7 @@ import Testing
             for (index, head) in heads.enumerated() {
                 let out = directory + "/backup-\(index)"
                 #expect(head.seq >= start.seq)
-                #expect(try Ledger.verify(path: out).isIntact)
+                #expect(try await Ledger.verify(path: out).isIntact)
                 let copied = try Ledger(path: out, options: .init(readOnly: true)).exportText()
                 #expect(copied.split(separator: "\n").count == Int(head.seq))
                 #expect(export.hasPrefix(copied), "backup \(index) (head seq \(head.seq)) is a prefix of the ledger's export")

@@ -44,12 +44,12 @@ import Testing
                 try await group.waitForAll()
             }
             #expect(try ledger.head().seq == UInt64(writers * batches * 5))
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
             #expect(try ledger.read { try $0.subjects() }.count == writers)
             // The clock-stamped recordedAt never decreases along the log.
             var previous: Timestamp?
-            try ledger.forEachEvent { event in
-                if let previous { #expect(event.recordedAt! >= previous) }
+            for event in try storedEvents(ledger) {
+                if let previous { #expect(event.recordedAt >= previous) }
                 previous = event.recordedAt
             }
         }
@@ -63,7 +63,7 @@ import Testing
                 }
             }
             #expect(try ledger.head().seq == 6 * 5 * 5)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 }

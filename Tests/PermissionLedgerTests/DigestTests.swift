@@ -11,9 +11,9 @@ import Testing
 
     @Test func aDigestIs64LowercaseHexDigits() async throws {
         try await withLedger { ledger async throws in
-            #expect(Self.isHex64(try ledger.digest()))
+            #expect(Self.isHex64(try await ledger.digest()))
             try await ledger.importFixture("approval-messages.jsonl")
-            #expect(Self.isHex64(try ledger.digest()))
+            #expect(Self.isHex64(try await ledger.digest()))
         }
     }
 
@@ -30,22 +30,22 @@ import Testing
             s.advance(by: .seconds(60))
             try s.observed(checked: [.custom("dragonslayer42")], known: [])  // revokes the approval's handle
             // The digest after each event: empty, asked, answered, permission, changed, revoked.
-            var all = [try ledger.digest()]
+            var all = await [try ledger.digest()]
             for event in s.events {
                 try await ledger.append([event])
-                all.append(try ledger.digest())
+                await all.append(try ledger.digest())
             }
             #expect(Set(all).count == all.count, "every event changed the state")
             // Earlier points keep their digests.
-            #expect(try ledger.digest(asOf: .seq(0)) == all[0])
-            #expect(try ledger.digest(asOf: .seq(2)) == all[2])
-            #expect(try ledger.digest(asOf: .seq(4)) == all[4])
+            #expect(try await ledger.digest(asOf: .seq(0)) == all[0])
+            #expect(try await ledger.digest(asOf: .seq(2)) == all[2])
+            #expect(try await ledger.digest(asOf: .seq(4)) == all[4])
             // A duplicate changes nothing.
             s.advance(by: .seconds(60))
             s.answered(q, choice: "approve")
             let duplicate = try await ledger.append(Array(s.events.suffix(1)))
             #expect(duplicate.duplicates == 1)
-            #expect(try ledger.digest() == all[5])
+            #expect(try await ledger.digest() == all[5])
         }
     }
 
@@ -59,8 +59,7 @@ import Testing
             let canonical = try ledger.read { try $0.canonicalState() }
             #expect(canonical.contains("one\u{2028}two\u{2029}three"))
             #expect(!canonical.contains("\\u2028"))
-            var exported = ""
-            try ledger.export { exported += $0 }
+            let exported = try exportText(ledger)
             #expect(exported.contains("one\\u2028two\\u2029three"))
         }
     }
@@ -70,11 +69,11 @@ import Testing
             var s = Scenario(subject: "kid-ava", start: try time("2026-11-20T09:00:00Z"))
             try s.asked(about: [.custom("dragonslayer42")], expiresIn: .seconds(1800))  // expiresAt 09:30:00
             try await ledger.append(s.events)
-            let before = try ledger.digest(asOf: .time(try time("2026-11-20T09:29:59Z")))
-            let after = try ledger.digest(asOf: .time(try time("2026-11-20T09:30:00Z")))
+            let before = try await ledger.digest(asOf: .time(try time("2026-11-20T09:29:59Z")))
+            let after = try await ledger.digest(asOf: .time(try time("2026-11-20T09:30:00Z")))
             #expect(before != after, "the question expired by the clock")
-            #expect(try ledger.digest() == ledger.digest(asOf: .seq(1)), "no point: as of the head, not the wall clock")
-            #expect(try ledger.digest() == before)
+            #expect(try await ledger.digest() == ledger.digest(asOf: .seq(1)), "no point: as of the head, not the wall clock")
+            #expect(try await ledger.digest() == before)
         }
     }
 
@@ -92,12 +91,12 @@ import Testing
                 rest = rest.dropFirst(size)
                 size = size * 3 % 97 + 1
             }
-            #expect(try a.digest() == b.digest())
+            #expect(try await a.digest() == b.digest())
             for n in [UInt64(1), 600, 1199] {
-                #expect(try a.digest(asOf: .seq(n)) == b.digest(asOf: .seq(n)))
+                #expect(try await a.digest(asOf: .seq(n)) == b.digest(asOf: .seq(n)))
             }
             let t = try time("2026-11-20T13:00:00Z")
-            #expect(try a.digest(asOf: .time(t)) == b.digest(asOf: .time(t)))
+            #expect(try await a.digest(asOf: .time(t)) == b.digest(asOf: .time(t)))
         }
     }
 
@@ -105,7 +104,7 @@ import Testing
         try await withTwoLedgers { a, b async throws in
             try await a.importFixture("decline.jsonl")
             try await b.importFixture("approval-messages.jsonl")
-            #expect(try a.digest() != b.digest())
+            #expect(try await a.digest() != b.digest())
         }
     }
 

@@ -31,7 +31,7 @@ import Testing
             do {
                 let reopened = try Ledger(path: path)
                 #expect(try Snapshot(reopened) == before)
-                #expect(try reopened.verify().isIntact)
+                #expect(try await reopened.verify().isIntact)
             }
             do {
                 let readOnly = try Ledger(path: path, options: .init(readOnly: true))
@@ -79,7 +79,7 @@ import Testing
             _ = try await whole.append(events)
             let reopened = try Ledger(path: path)
             #expect(try Snapshot(reopened) == Snapshot(whole))
-            #expect(try reopened.verify().isIntact)
+            #expect(try await reopened.verify().isIntact)
         }
     }
 

@@ -5,8 +5,9 @@ import Testing
 
 // Mirrors the article Sources/PermissionLedger/Documentation.docc/GettingStarted.md: every Swift
 // listing of the article is here, in the article's order and with the same code (marked
-// `// Listing: <section>`), except that the ledger lives in a temporary directory instead of
-// "family.ledger" and the first listing's imports are this file's. The values the article shows in
+// `// Listing: <section>`), except that the ledger lives in a temporary directory
+// (`directory + "/family.ledger"` where the article says "family.ledger") and the first listing's
+// imports are this file's; `everyListingStandsHereAsWritten` checks it. The values the article shows in
 // comments (`// true`, `// .pending`, ...) and the claims of its prose are #expects. Change the article
 // and this file together.
 
@@ -31,7 +32,7 @@ import Testing
     @Test func theArticleStepByStep() async throws {
         try await withTemporaryDirectory { directory in
             // Listing: Open a ledger
-            let ledger = try Ledger(path: directory + "/family.ledger")
+            let ledger = try await Ledger.open(path: directory + "/family.ledger")
 
             #expect(try ledger.head() == .empty)
             // The directory is private to the user: mode 0700.
@@ -42,22 +43,20 @@ import Testing
 
             // Listing: Record what PermissionKit reports
             let child = ledger.subject("kid-1")
-            let friend = try CommunicationHandle(value: "+1 (415) 555-0100", kind: .phoneNumber)
+            let friend = try CommunicationHandle.phoneNumber("+1 (415) 555-0100")
             let question = try PermissionQuestion(handle: friend)
 
-            // The app asks (AskCenter.shared.ask): record it, with the time it happened.
-            let askedAt = Timestamp(Date())
-            try await child.recordAsk(question, at: askedAt)
+            // The app asks (AskCenter.shared.ask): record it.
+            try await child.recordAsk(question)
 
             // The same call again (a retry after a timeout, say) is a no-op.
-            let retry = try await child.recordAsk(question, at: askedAt)    // .duplicate(of: 1)
+            let retry = try await child.recordAsk(question)    // .duplicate(of: 1)
 
             #expect(retry == .duplicate(of: 1))
             #expect(friend.value == "+14155550100")
-            // A retry without the same `at:` carries another occurredAt under the same event id: rejected.
-            let conflicting = await rejections { try await child.recordAsk(question) }
-            #expect(conflicting.count == 1)
-            #expect(conflicting.first?.rejection.reason.contains("already used by seq 1 for a different event") == true)
+            #expect(friend == (try CommunicationHandle(value: "+1 (415) 555-0100", kind: .phoneNumber)))
+            // A retry with another time is the same ask too.
+            #expect(try await child.recordAsk(question, at: Timestamp(Date().addingTimeInterval(-60))) == .duplicate(of: 1))
             #expect(try ledger.head().seq == 1)
 
             // Listing: Record what PermissionKit reports (the response)
@@ -81,8 +80,24 @@ import Testing
             }
             #expect(try ledger.head().seq == 2)
 
+            // Listing: Handle errors
+            do {
+                try await child.recordPermission(.camera, state: .authorized, cause: .settings)
+            } catch let rejected as AppendRejected {
+                print(rejected.rejections.map(\.rejection.reason))   // fix the event; do not retry it as it is
+            } catch let error as LedgerError {
+                switch error.kind {
+                case .closed, .readOnly: print("open the ledger (for writing) again: \(error)")
+                case .storage, .damaged: print("check it with verify(), restore a backup: \(error)")
+                default: print(error)
+                }
+            }
+
+            #expect(try ledger.head().seq == 3)
+            #expect(try await child.permission(.camera)?.state == .authorized)
+
             // Listing: Ask CommunicationLimits-style questions
-            let stranger = try CommunicationHandle(value: "Stranger@Example.com", kind: .emailAddress)
+            let stranger = try CommunicationHandle.emailAddress("Stranger@Example.com")
 
             let isKnown = try await child.isKnownHandle(friend)                 // true
             let known = try await child.knownHandles(in: [friend, stranger])    // [friend]
@@ -109,7 +124,7 @@ import Testing
             #expect(history == [.questionAsked, .questionAnswered])
             #expect(status?.choice == .approve)
             #expect(status?.via == .messages)
-            #expect(status?.askedAt == askedAt)
+            #expect(status?.askedAt == status?.events[0].occurredAt, "recorded without at:, at the clock")
 
             // Listing: Look back: as of a point (seq)
             let askSeq = status!.events[0].seq                                                 // 1
@@ -123,7 +138,7 @@ import Testing
             #expect(before == nil)
             #expect(try await ledger.question(question.id, asOf: .seq(askSeq))?.events.count == 1)
             // A point beyond the head is an error, not an empty answer.
-            let beyond = await #expect(throws: LedgerError.self) { try await ledger.question(question.id, asOf: .seq(3)) }
+            let beyond = await #expect(throws: LedgerError.self) { try await ledger.question(question.id, asOf: .seq(4)) }
             #expect(beyond?.kind == .notFound)
 
             // Listing: Look back: as of a point (time)
@@ -155,7 +170,7 @@ import Testing
             #expect(thenByClock == .expired)
             // Nothing was written for it: the clock alone expires it in the answer.
             #expect(try await ledger.question(expiring.id, asOf: .time(tomorrow))?.events.map(\.type) == [.questionAsked])
-            #expect(try ledger.head().seq == 3)
+            #expect(try ledger.head().seq == 4)
 
             // Listing: Follow responses as they arrive
             let inbox = Inbox()
@@ -249,13 +264,13 @@ import Testing
 
             // Listing: Share one ledger (one open a process)
             do {
-                _ = try Ledger(path: directory + "/family.ledger")
+                _ = try await Ledger.open(path: directory + "/family.ledger")
             } catch {
                 print(error)   // family.ledger: the ledger is already open in this process; share that Ledger instead …
             }
 
             do {
-                _ = try Ledger(path: directory + "/family.ledger")
+                _ = try await Ledger.open(path: directory + "/family.ledger")
                 Issue.record("a second open of the same ledger in one process succeeded")
             } catch let error as LedgerError {
                 #expect(error.kind == .locked)
@@ -263,11 +278,11 @@ import Testing
             }
 
             // Listing: Verify
-            let report = try ledger.verify()
+            let report = try await ledger.verify()
             if !report.isIntact {
                 print("damaged at seq \(report.damagedSeq ?? 0): \(report.problem ?? "")")
             }
-            let digest = try ledger.digest()   // SHA-256 of all derived state: equal for the same events
+            let digest = try await ledger.digest()   // SHA-256 of all derived state: equal for the same events
 
             #expect(report.isIntact)
             #expect(report.problem == nil)
@@ -276,10 +291,63 @@ import Testing
             // Another ledger holding the same events has the same digest.
             let copy = try Ledger(path: directory + "/copy.ledger")
             var lines: [PermissionEvent] = []
-            try ledger.forEachEvent { lines.append($0) }
+            lines += try storedEvents(ledger).map(\.event)
             try await copy.append(lines)
-            #expect(try copy.digest() == digest)
+            #expect(try await copy.digest() == digest)
             #expect(try copy.head() == (try ledger.head()))
+            let headBeforeClosing = try ledger.head()
+
+            // Listing: Close it
+            await ledger.close()
+            let reopened = try await Ledger.open(path: directory + "/family.ledger", options: .init(readOnly: true))
+
+            #expect(ledger.isClosed)
+            #expect(try reopened.head() == headBeforeClosing)
+            await #expect(throws: LedgerError.self) { try await child.recordExpiry(question.id) }
+            #expect(ledgerError { _ = try ledger.head() }?.kind == .closed)
+        }
+    }
+
+    static let article = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/PermissionLedger/Documentation.docc/GettingStarted.md")
+
+    @Test("every Swift listing of the article stands in this file as written, in the article's order")
+    func everyListingStandsHereAsWritten() throws {
+        let lines = try String(contentsOf: Self.article, encoding: .utf8).components(separatedBy: "\n")
+        var listings: [(line: Int, code: [String])] = []
+        var current: (line: Int, code: [String])?
+        for (number, line) in lines.enumerated() {
+            if current == nil, line == "```swift" {
+                current = (number + 2, [])
+            } else if current != nil, line == "```" {
+                listings.append(current!)
+                current = nil
+            } else if current != nil {
+                current!.code.append(line)
+            }
+        }
+        // The package manifest is not code of the app.
+        listings.removeAll { $0.code.first?.hasPrefix("// swift-tools-version") == true }
+        #expect(listings.count >= 15)
+        let here = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8).components(separatedBy: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        var from = 0
+        for listing in listings {
+            let code = listing.code.map {
+                $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "path: \"family.ledger\"", with: "path: directory + \"/family.ledger\"")
+            }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+            let start = (from..<here.count).first { start in
+                var index = start
+                for line in code {
+                    while index < here.count, here[index].isEmpty { index += 1 }
+                    guard index < here.count, here[index] == line else { return false }
+                    index += 1
+                }
+                return true
+            }
+            #expect(start != nil, "GettingStarted.md:\(listing.line): this listing is not in GettingStartedTests.swift as written, after the one before it")
+            from = start.map { $0 + 1 } ?? from
         }
     }
 }

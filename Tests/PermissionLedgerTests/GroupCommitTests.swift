@@ -67,7 +67,7 @@ import Testing
             let seqs = outcomes.compactMap { if case .appended(let seq) = $0 { seq } else { nil } }
             #expect(seqs.sorted() == Array(1...64))
             #expect(try ledger.head().seq == 64)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
             let stats = ledger.writerStatistics
             #expect(stats.requests == 64 && stats.events == 64)
             if maxEventsPerCommit == 1 { #expect(stats.transactions == 64) }
@@ -151,7 +151,7 @@ import Testing
                 #expect(try view.question(Self.uuid(1))?.state == .pending)
             }
             #expect(try ledger.head().seq == 5 + 1 + 2 + 1)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
             #expect(ledger.writerStatistics.largestGroup == requests.count)
         }
     }
@@ -198,7 +198,7 @@ import Testing
             // Afterwards appends are refused, not lost in a queue nobody serves.
             let error = await #expect(throws: LedgerError.self) { try await ledger.append(Self.asked(99)) }
             #expect(error?.kind == .closed)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -215,7 +215,7 @@ import Testing
             // The first ledger is gone with its writer thread; the directory opens again with everything in it.
             let reopened = try Ledger(path: path, options: .init(durable: false))
             #expect(try reopened.head().seq == 32)
-            #expect(try reopened.verify().isIntact)
+            #expect(try await reopened.verify().isIntact)
         }
     }
 }

@@ -115,7 +115,7 @@ import Testing
                 }
             }
             #expect(wholeSets.count >= 3 && wholeSets.last! > 200, "whole sets of \(wholeSets)")
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 

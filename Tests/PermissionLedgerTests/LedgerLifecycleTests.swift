@@ -56,7 +56,7 @@ import Testing
             #expect(Self.threads() < threadsBefore + 50, "\(Self.threads()) threads, \(threadsBefore) before")
             let reopened = try Ledger(path: path, options: .init(readOnly: true))
             #expect(try reopened.head().seq == 100)
-            #expect(try reopened.verify().isIntact)
+            #expect(try await reopened.verify().isIntact)
         }
     }
 

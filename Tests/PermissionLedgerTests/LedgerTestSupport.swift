@@ -247,3 +247,18 @@ struct KnownGrant: Hashable, Sendable {
         self.init(handle: known.handle, since: known.since, until: known.until, source: known.source)
     }
 }
+
+/// Every stored event of `ledger`, read on the calling thread (the tests' own scans; code on the cooperative
+/// pool uses the `async` ``Ledger/forEachEvent(after:_:)``).
+func storedEvents(_ ledger: Ledger, after seq: UInt64 = 0) throws -> [RecordedEvent] {
+    var events: [RecordedEvent] = []
+    try ledger.forEachEvent(after: seq) { events.append($0) }
+    return events
+}
+
+/// The ledger's export, read on the calling thread.
+func exportText(_ ledger: Ledger, after seq: UInt64 = 0) throws -> String {
+    var text = ""
+    try ledger.export(after: seq) { text += $0 }
+    return text
+}

@@ -50,7 +50,7 @@ import Testing
             #expect(verifyError.remedy == .rebuildProjections(path: path), "verify says what to do too")
 
             if byRebuildCommand {
-                try Ledger.rebuildProjections(path: path)
+                try await Ledger.rebuildProjections(path: path)
             } else {
                 let ledger = try Ledger(path: path, options: .init(durable: false))
                 #expect(ledger.rebuiltWhenOpened)
@@ -58,7 +58,7 @@ import Testing
             #expect(try Self.tableNames(path) == StorageTable.allCases.map(\.rawValue).sorted(), "the retired tables are gone, pages and all")
             let ledger = try Ledger(path: path, options: .init(readOnly: true))
             #expect(!ledger.rebuiltWhenOpened)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
             #expect(try ledger.read { (try $0.digest(), try $0.knownHandles(subject: "kid-ben")) } == (digest, known))
         }
     }

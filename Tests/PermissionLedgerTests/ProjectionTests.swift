@@ -342,7 +342,7 @@ import Testing
             #expect(known.map(\.handle.value) == ["a@b", "a@b\u{0}c"])
             #expect(known.map(\.until) == [nil, nil], "the 1 h approval does not shorten the permanent one")
             #expect(known.map(\.source) == [.question(QID.uuid(Self.q1)), .question(QID.uuid(Self.q1))])
-            let report = try ledger.verify()
+            let report = try await ledger.verify()
             #expect(report.isIntact, "\(report.problem ?? "")")
         }
     }
@@ -357,7 +357,7 @@ import Testing
                 JSONLine.answered("e2", question: Self.q1, choice: "approve", at: "10:00:00", recorded: "10:00:01"),
                 JSONLine.asked("e3", question: Self.q2, at: "10:01:00", recorded: "10:01:01", people: [("cafe\\u0301", "custom")], choices: JSONLine.timeLimitedChoices),
                 JSONLine.answered("e4", question: Self.q2, choice: "approve-1h", at: "10:02:00", recorded: "10:02:01"))
-            let report = try ledger.verify()
+            let report = try await ledger.verify()
             #expect(report.isIntact, "\(report.problem ?? "")")
             let known = try Self.known(ledger, asOf: .seq(4)).map(\.handle)
             #expect(Set(known).count == known.count, "no two listed handles are the same handle: \(known)")

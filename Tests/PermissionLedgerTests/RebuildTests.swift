@@ -24,15 +24,15 @@ import Testing
             do {
                 // A map of 1 MiB is too small for the log and a second copy of its tables: the rebuild makes room.
                 let ledger = try Ledger(path: path, options: .init(mapSize: 1 << 20, durable: false))
-                try ledger.rebuildProjections()
+                try await ledger.rebuildProjections()
             }
             #expect(try Self.digests(path) == appended)
 
             // As `permission-ledger rebuild` does it: opened for the rebuild alone, with the map writable.
             let head = try Ledger(path: path, options: .init(readOnly: true)).head()
-            #expect(try Ledger.rebuildProjections(path: path) == head)
+            #expect(try await Ledger.rebuildProjections(path: path) == head)
             #expect(try Self.digests(path) == appended)
-            #expect(try Ledger(path: path, options: .init(readOnly: true)).verify().isIntact)
+            #expect(try await Ledger(path: path, options: .init(readOnly: true)).verify().isIntact)
         }
     }
 
@@ -46,7 +46,7 @@ import Testing
             let error = try #require(throws: LedgerError.self) { try Ledger.rebuildProjections(path: path) }
             #expect(error.kind == .locked, "\(error.message)")
             #expect(try ledger.head() == before)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -108,7 +108,7 @@ import Testing
             do {
                 let ledger = try Ledger(path: imported, options: .init(durable: false))
                 try await ledger.importFixture(name)
-                try ledger.forEachEvent { events.append($0) }
+                events += try storedEvents(ledger).map(\.event)
             }
             do {
                 let ledger = try Ledger(path: tiny, options: .init(durable: false))
@@ -136,7 +136,7 @@ import Testing
                 let ledger = try Ledger(path: path, options: .init(durable: false))
                 try await ledger.importFixture("late-answer.jsonl")
                 head = try ledger.head()
-                try ledger.forEachEvent { events.append($0) }
+                events += try storedEvents(ledger).map(\.event)
             }
             var again = repeated(events[0], events[events.count - 1])
             (again.seq, again.hash) = (nil, nil)
@@ -247,7 +247,7 @@ import Testing
             do {
                 let ledger = try Ledger(path: path, options: .init(durable: false))
                 try await ledger.importFixture("late-answer.jsonl")
-                try ledger.forEachEvent { expected.append($0.seq!) }
+                expected = try storedEvents(ledger).map(\.seq)
             }
             // A lock file sized for one reader (no process has the ledger open).
             try FileManager.default.removeItem(atPath: path + "/lock.mdb")

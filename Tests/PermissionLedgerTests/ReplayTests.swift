@@ -12,23 +12,23 @@ import Testing
         try await withLedger { ledger async throws in
             try await ledger.importFixture(name)
             let head = try ledger.head()
-            let report = try ledger.verify()
+            let report = try await ledger.verify()
             #expect(report.isIntact, "\(report.problem ?? "")")
             #expect(report.damagedSeq == nil)
             #expect(report.events == head.seq)
             #expect(report.head == head.hash)
 
-            let digest = try ledger.digest()
+            let digest = try await ledger.digest()
             let state = try ledger.read(asOf: .seq(head.seq)) { try $0.canonicalState() }
-            let middle = try ledger.digest(asOf: .seq(head.seq / 2))
+            let middle = try await ledger.digest(asOf: .seq(head.seq / 2))
             let export = try ledger.exportText()
-            try ledger.rebuildProjections()
-            #expect(try ledger.digest() == digest)
+            try await ledger.rebuildProjections()
+            #expect(try await ledger.digest() == digest)
             #expect(try ledger.read(asOf: .seq(head.seq)) { try $0.canonicalState() } == state)
-            #expect(try ledger.digest(asOf: .seq(head.seq / 2)) == middle, "history survives a rebuild")
+            #expect(try await ledger.digest(asOf: .seq(head.seq / 2)) == middle, "history survives a rebuild")
             #expect(try ledger.exportText() == export)
             #expect(try ledger.head() == head)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -41,7 +41,7 @@ import Testing
             // The second ledger takes the events one at a time.
             for event in try Fixtures.fixture(name).events { _ = try await b.append([event]) }
             #expect(try a.head() == b.head())
-            #expect(try a.digest() == b.digest())
+            #expect(try await a.digest() == b.digest())
             #expect(try a.exportText() == b.exportText())
         }
     }
@@ -57,7 +57,7 @@ import Testing
             #expect(summary.appended == events.count, "seq and hash check themselves")
             #expect(try copy.exportText() == export)
             #expect(try copy.head() == original.head())
-            #expect(try copy.digest() == original.digest())
+            #expect(try await copy.digest() == original.digest())
             // Re-importing the export into the same ledger is all duplicates.
             let again = try await copy.append(events)
             #expect(again.appended == 0)
@@ -131,8 +131,8 @@ import Testing
             #expect(replay.events == 0)
             #expect(replay.head == ChainHash.genesis)
             #expect(ChainHash.genesis.description == String(repeating: "0", count: 64))
-            #expect(try ledger.verify().isIntact)
-            #expect(try ledger.verify().events == 0)
+            #expect(try await ledger.verify().isIntact)
+            #expect(try await ledger.verify().events == 0)
         }
     }
 

@@ -54,8 +54,8 @@ import Testing
             #expect(stream.pulled == events.count)
             #expect(progress.isEmpty, "fewer than 10,000 events")
             #expect(try streamed.exportText() == batched.exportText())
-            #expect(try streamed.digest() == batched.digest())
-            #expect(try streamed.verify().isIntact)
+            #expect(try await streamed.digest() == batched.digest())
+            #expect(try await streamed.verify().isIntact)
 
             // The same events again are all duplicates: nothing is appended and the head stays.
             let again = try streamed.appendSynchronously(streaming: Stream(events).next)
@@ -172,7 +172,7 @@ import Testing
             }
             let reopened = try Ledger(path: path, options: .init(readOnly: true))
             #expect(try reopened.head().seq == UInt64(events.count))
-            #expect(try reopened.verify().isIntact)
+            #expect(try await reopened.verify().isIntact)
         }
     }
 
@@ -203,7 +203,7 @@ import Testing
             let summary = try ledger.appendSynchronously(streaming: Stream(events).next, reservingBytes: 256 << 20, progress: { progress.append($0) })
             #expect(summary.appended == events.count)
             #expect(progress == [10_000, 20_000])
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -238,7 +238,7 @@ import Testing
             #expect(try ledger.head() == head)
             // Reserving enough, the same events go in.
             #expect(try ledger.appendSynchronously(streaming: Stream(events).next, reservingBytes: 256 << 20).appended == events.count)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -272,8 +272,8 @@ import Testing
             let summary = try streamed.appendSynchronously(streaming: Stream(events).next)
             #expect(summary.appended == events.count)
             #expect(try streamed.exportText() == batched.exportText())
-            #expect(try streamed.digest() == batched.digest())
-            #expect(try streamed.verify().isIntact)
+            #expect(try await streamed.digest() == batched.digest())
+            #expect(try await streamed.verify().isIntact)
         }
     }
 

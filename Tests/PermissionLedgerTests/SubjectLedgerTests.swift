@@ -70,7 +70,7 @@ import Testing
             #expect(try await child.permission(.camera)?.state == .authorized)
             #expect(try await child.permission(.contacts) == nil)
             #expect(try await child.permissions().count == 1)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -123,7 +123,7 @@ import Testing
             #expect(try await ledger.question(answered)?.state == .approved)
             #expect(try await ledger.question(never)?.state == .pending)
             #expect(try await ledger.expireOverdueQuestions(now: try time("2026-11-20T12:00:00Z")) == [late])
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -157,7 +157,7 @@ import Testing
                 clock.set("2026-11-20T11:30:00Z")
                 try await b.expireOverdueQuestions()
                 var fromA: [PermissionEvent] = []
-                try a.forEachEvent(after: 5) { fromA.append($0) }
+                fromA += try storedEvents(a, after: 5).map(\.event)
                 let summary = try await b.append(fromA.map { event in
                     var event = event
                     event.seq = nil

@@ -21,8 +21,8 @@ import Testing
             group.addTask {
                 var seen: [PermissionEvent] = []
                 for try await event in sequence {
-                    seen.append(event)
-                    if event.seq! >= last { break }
+                    seen.append(event.event)
+                    if event.seq >= last { break }
                 }
                 return seen
             }
@@ -67,7 +67,7 @@ import Testing
             #expect(try await fromMiddle.value.map(\.seq!) == Array(251...UInt64(total)))
             // Every event read live is the stored one.
             var stored: [PermissionEvent] = []
-            try ledger.forEachEvent { stored.append($0) }
+            stored += try storedEvents(ledger).map(\.event)
             #expect(seen == stored)
         }
     }
@@ -80,7 +80,7 @@ import Testing
                 var seqs: [UInt64] = []
                 for try await event in events {
                     #expect(event.subject == "kid-1")
-                    seqs.append(event.seq!)
+                    seqs.append(event.seq)
                     if seqs.count == 20 { break }
                 }
                 return seqs

@@ -65,7 +65,7 @@ import Testing
 
             try await ledger.append(Events.answered(9))
             #expect(try ledger.head().seq == 2)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -99,7 +99,7 @@ import Testing
             }
             #expect(rejected.description.contains("already answered"), "\(rejected)")
             #expect(try ledger.head().seq == 4)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 
@@ -115,7 +115,7 @@ import Testing
             let grouped = (3_000..<6_000).map { Events.asked($0, subject: "kid-\($0 % 50)") }
             try await ledger.append(grouped)
             #expect(try ledger.head().seq == 6_001)
-            #expect(try ledger.verify().isIntact)
+            #expect(try await ledger.verify().isIntact)
         }
     }
 }

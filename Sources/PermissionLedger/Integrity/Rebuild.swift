@@ -11,21 +11,43 @@ extension Ledger {
     /// a second thread, a few hundred events ahead of the rules. The first damage in log order is reported
     /// (``LedgerError/Kind/damaged``, with its `seq`), whichever thread finds it, and nothing is changed.
     ///
-    /// ``rebuildProjections(path:)`` writes the same tables faster (by 10 to 30% in docs/PERFORMANCE.md's
+    /// ``rebuildProjections(path:progress:)`` writes the same tables faster (by 10 to 30% in docs/PERFORMANCE.md's
     /// measurements), in a ledger not open in this process.
-    public func rebuildProjections() throws(LedgerError) {
-        try rebuildProjections(tuning: RebuildTuning())
+    ///
+    /// Its cost grows with the log: it runs on a thread of its own, not on the cooperative pool, reports to
+    /// `progress` every 1,024 events, and stops with `CancellationError`, changing nothing, when its task is
+    /// cancelled.
+    public func rebuildProjections(progress: (@Sendable (LedgerProgress) -> Void)? = nil) async throws {
+        try await offPool("ledger-rebuild") { [self] cancellation in
+            try rebuildProjections(tuning: RebuildTuning(progress: progress, cancellation: cancellation))
+        }
     }
 
-    /// ``rebuildProjections()`` with the log read ahead on a second thread (`readingAhead`, the default on a
+    /// ``rebuildProjections(progress:)`` on the calling thread, for the tool and tests.
+    package func rebuildProjections() throws(LedgerError) {
+        try typedRebuild { () throws in try rebuildProjections(tuning: RebuildTuning()) }
+    }
+
+    /// ``rebuildProjections(progress:)`` with the log read ahead on a second thread (`readingAhead`, the default on a
     /// machine with more than one core) or on the rebuilding thread: the benchmark suite measures both.
     @_spi(StorageEngine) public func rebuildProjections(readingAhead: Bool) throws(LedgerError) {
-        try rebuildProjections(tuning: RebuildTuning(readAheadBatchSize: readingAhead ? RebuildTuning.readAheadBatch : nil))
+        try typedRebuild { () throws in
+            try rebuildProjections(tuning: RebuildTuning(readAheadBatchSize: readingAhead ? RebuildTuning.readAheadBatch : nil))
+        }
+    }
+
+    /// Runs a rebuild that cannot be cancelled (it has no `Cancellation`), so that it throws ``LedgerError`` only.
+    private func typedRebuild<T>(_ body: () throws -> T) throws(LedgerError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
     }
 
     /// Derives every projection anew from the log of the ledger at `path`, opened for this alone with LMDB's
     /// map writable, and returns the log's head: what `permission-ledger rebuild` runs. It writes the very
-    /// same tables as ``rebuildProjections()``, faster (by 10 to 30% in docs/PERFORMANCE.md), as its
+    /// same tables as ``rebuildProjections(progress:)``, faster (by 10 to 30% in docs/PERFORMANCE.md), as its
     /// pages are written in place in the map instead of copied and looked up in a list of the transaction's
     /// own.
     ///
@@ -35,25 +57,44 @@ extension Ledger {
     /// write to it (they wait for the rebuild's transaction), on Linux and Apple's systems.
     /// The ledger must not be open in this process (that throws `.locked`); a missing one is created empty,
     /// as ``init(path:options:)`` does.
+    ///
+    /// Like ``rebuildProjections(progress:)``, it runs on a thread of its own, reports to `progress` and stops
+    /// with `CancellationError`, changing nothing, when its task is cancelled.
     @discardableResult
-    public static func rebuildProjections(path: String) throws(LedgerError) -> LogHead {
-        try rebuildProjections(path: path, tuning: RebuildTuning())
+    public static func rebuildProjections(path: String, progress: (@Sendable (LedgerProgress) -> Void)? = nil) async throws -> LogHead {
+        try await offPool("ledger-rebuild") { cancellation in
+            try rebuildProjections(path: path, tuning: RebuildTuning(progress: progress, cancellation: cancellation))
+        }
     }
 
-    /// ``rebuildProjections(path:)`` with the log read ahead on a second thread or not, as
+    /// ``rebuildProjections(path:progress:)`` on the calling thread, for the tool and tests.
+    @discardableResult
+    package static func rebuildProjections(path: String) throws(LedgerError) -> LogHead {
+        do {
+            return try rebuildProjections(path: path, tuning: RebuildTuning())
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+    }
+
+    /// ``rebuildProjections(path:progress:)`` with the log read ahead on a second thread or not, as
     /// ``rebuildProjections(readingAhead:)``: the benchmark suite measures both.
     @_spi(StorageEngine) @discardableResult
     public static func rebuildProjections(path: String, readingAhead: Bool) throws(LedgerError) -> LogHead {
-        try rebuildProjections(path: path, tuning: RebuildTuning(readAheadBatchSize: readingAhead ? RebuildTuning.readAheadBatch : nil))
+        do {
+            return try rebuildProjections(path: path, tuning: RebuildTuning(readAheadBatchSize: readingAhead ? RebuildTuning.readAheadBatch : nil))
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
     }
 
-    private static func rebuildProjections(path: String, tuning: RebuildTuning) throws(LedgerError) -> LogHead {
+    private static func rebuildProjections(path: String, tuning: RebuildTuning) throws -> LogHead {
         // The map (and so the file's reserved room) is sized to twice the ledger's pages in use when it opens.
         var options = Options(mapSize: 1 << 20)
         options.writableMap = true
         // A rebuild reads every page anyway: walking them first costs little, and nothing is written on damage.
         options.checksPages = true
-        let ledger = try Ledger(path: path, options: options)
+        let ledger = try Ledger(path: path, options: options, rebuild: tuning)
         // A ledger whose derived tables were older has just been rebuilt, the same way.
         if !ledger.rebuiltWhenOpened { try ledger.rebuildProjections(tuning: tuning) }
         do {
@@ -63,8 +104,8 @@ extension Ledger {
         }
     }
 
-    private func rebuildProjections(tuning: RebuildTuning) throws(LedgerError) {
-        guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+    private func rebuildProjections(tuning: RebuildTuning) throws {
+        guard !options.readOnly else { throw LedgerError.readOnly(path: path) }
         try Self.rebuildProjections(environment: environment, tables: tables, path: path, tuning: tuning)
     }
 
@@ -81,9 +122,28 @@ extension Ledger {
         var heldRowLimit = 1 << 20
         /// The most entries of each write cache (``LMDBStore/cacheLimit``).
         var cacheLimit = 200_000
+        /// Told how far the rebuild has got, every ``cancellationInterval`` events.
+        var progress: (@Sendable (LedgerProgress) -> Void)?
+        /// Stops the rebuild (its transaction is aborted: nothing changes) when the task asking for it is cancelled.
+        var cancellation: Cancellation?
+
+        init(
+            readAheadBatchSize: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? readAheadBatch : nil,
+            heldRowLimit: Int = 1 << 20, cacheLimit: Int = 200_000
+        ) {
+            self.readAheadBatchSize = readAheadBatchSize
+            self.heldRowLimit = heldRowLimit
+            self.cacheLimit = cacheLimit
+        }
+
+        init(progress: (@Sendable (LedgerProgress) -> Void)?, cancellation: Cancellation?) {
+            self.init()
+            self.progress = progress
+            self.cancellation = cancellation
+        }
     }
 
-    static func rebuildProjections(environment: Environment, tables: Tables, path: String, tuning: RebuildTuning = .init()) throws(LedgerError) {
+    static func rebuildProjections(environment: Environment, tables: Tables, path: String, tuning: RebuildTuning = .init()) throws {
         do {
             // The old derived tables' pages are freed only when the transaction commits, so the new ones take
             // room of their own. A map that fills would be grown, and the whole rebuild run again from the first
@@ -100,7 +160,12 @@ extension Ledger {
                 store.rewritesLog = false
                 store.heldRowLimit = tuning.heldRowLimit
                 var projector = Projector(store: store, head: .empty)
+                let total = try Ledger.head(txn.reader, tables).seq
                 func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
+                    if event.seq! % cancellationInterval == 0 {
+                        try tuning.cancellation?.check()
+                        tuning.progress?(LedgerProgress(completed: event.seq!, total: total))
+                    }
                     // The log's rules held when it was written: an event they now turn away, or that does not
                     // land at its own seq (a duplicate), is damage, and no projection is kept from it.
                     let outcome: AppendOutcome
@@ -118,8 +183,12 @@ extension Ledger {
                 let readAhead = try tuning.readAheadBatchSize.map { try LogReadAhead.forEach(environment, tables, batchSize: $0, apply) }
                 if readAhead != true { try StoredLog.forEach(txn.reader, tables, apply) }
                 try store.flushHeldRows()
+                try tuning.cancellation?.check()
+                tuning.progress?(LedgerProgress(completed: total, total: total))
             }
             try environment.sync(force: true)
+        } catch let cancelled as CancellationError {
+            throw cancelled
         } catch {
             throw LedgerError.storage(error, path: path)
         }

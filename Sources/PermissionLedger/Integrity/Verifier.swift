@@ -11,22 +11,29 @@ final class Verifier {
     /// No value can be longer than the data file: a longer one comes from a damaged length.
     let fileSize: Int
     let progress: VerificationProgress?
+    /// Stops the check with `CancellationError` when the task that asked for it is cancelled.
+    let cancellation: Cancellation?
+    /// How many places the check has reported: cancellation is looked at every ``cancellationInterval``.
+    private var steps: UInt64 = 0
     private var stage = VerificationStage.dataFile
     private var seq: UInt64 = 1
     /// The chain hash after the last event checked.
     private var previous = ChainHash.genesis
 
-    init(txn: ReadTransaction, tables: Tables, fileSize: Int, progress: VerificationProgress?) {
+    init(txn: ReadTransaction, tables: Tables, fileSize: Int, progress: VerificationProgress?, cancellation: Cancellation?) {
         self.txn = txn
         self.tables = tables
         self.fileSize = fileSize
         self.progress = progress
+        self.cancellation = cancellation
     }
 
-    private func at(_ stage: VerificationStage, _ seq: UInt64) {
+    private func at(_ stage: VerificationStage, _ seq: UInt64) throws {
         self.stage = stage
         self.seq = seq
         progress?(stage, seq)
+        steps &+= 1
+        try cancellation?.check(every: cancellationInterval, steps)
     }
 
     /// The events read from the log so far.
@@ -53,7 +60,7 @@ final class Verifier {
     }
 
     private func check() throws -> VerificationReport {
-        at(.dataFile, 1)
+        try at(.dataFile, 1)
         do {
             _ = try txn.databaseNames()
         } catch {
@@ -71,7 +78,7 @@ final class Verifier {
         for (table, db) in tables.derived {
             if let report = try checkTable(table, db) { return report }
         }
-        at(.freeList, 1)
+        try at(.freeList, 1)
         if let problem = try txn.freeListProblem() { return damaged(1, "LMDB's free list is damaged: \(problem)") }
         return VerificationReport(events: head.seq, head: previous, damagedSeq: nil, problem: nil)
     }
@@ -86,7 +93,7 @@ final class Verifier {
         var count = 0
         let cursor = try txn.cursor(tables.events)
         // The position is the event being read and checked: should LMDB crash on its page, it is named.
-        at(.log, 1)
+        try at(.log, 1)
         var entry = try cursor.first()
         while let e = entry {
             guard e.key.count == 8 else { return damaged(expectedSeq, "a log key of \(e.key.count) bytes is not a seq") }
@@ -129,7 +136,7 @@ final class Verifier {
             expectedSeq += 1
             count += 1
             eventsRead = UInt64(count)
-            at(.log, expectedSeq)
+            try at(.log, expectedSeq)
             entry = try cursor.next()
         }
         let entries = try txn.statistics(tables.events).entries
@@ -156,7 +163,7 @@ final class Verifier {
 
     private func checkTable(_ table: StorageTable, _ db: Database) throws -> VerificationReport? {
         let stage = VerificationStage.table(table)
-        at(stage, 1)
+        try at(stage, 1)
         let expected = store.takeSortedRows(table)
         let cursor = try txn.cursor(db)
         var row = try cursor.first()
@@ -167,7 +174,7 @@ final class Verifier {
                 if let want { return damaged(seqOf(table, want.key, want.value), "the \(table.rawValue) projection lacks a row the log implies") }
                 break
             }
-            at(stage, seqOf(table, have.key, have.value))
+            try at(stage, seqOf(table, have.key, have.value))
             guard let want else {
                 return damaged(seq, "the \(table.rawValue) projection holds a row the log does not imply")
             }

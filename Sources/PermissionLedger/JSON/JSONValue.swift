@@ -1,7 +1,7 @@
 import PermissionModel
 
 /// A parsed JSON value that keeps what a strict reader needs: numbers as their text, objects in order.
-enum JSONValue: Equatable {
+enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case number(String)

@@ -12,12 +12,12 @@ extension Ledger {
     ///
     /// The copy is itself a ledger: to restore it, open it (or give it as `--ledger`). It is written into a
     /// temporary directory beside `path` (`path.partial-` and a random suffix), mode 0700 with its data file
-    /// 0600, flushed to disk, opened read-only and checked as ``verify()`` checks, and only then renamed to
+    /// 0600, flushed to disk, opened read-only and checked as ``verify(progress:)`` checks, and only then renamed to
     /// `path`: `path` never holds a partial copy. On any failure the temporary directory is removed.
     ///
     /// ```swift
-    /// let ledger = try Ledger(path: "family.ledger", options: .init(readOnly: true))
-    /// let head = try ledger.backup(to: "family.ledger.backup")
+    /// let ledger = try await Ledger.open(path: "family.ledger", options: .init(readOnly: true))
+    /// let head = try await ledger.backup(to: "family.ledger.backup")
     /// print("backup: \(head.seq) events, head \(head.hash)")
     /// ```
     ///
@@ -26,8 +26,16 @@ extension Ledger {
     /// - Throws: ``LedgerError``: `.storage` when `path` already exists or the copy cannot be written (a full
     ///   disk, an I/O error, a file size limit); `.damaged` when the copy fails verification; `.locked`, `.damaged`
     ///   or `.storage` naming the ledger when the ledger cannot be read.
+    ///
+    /// It copies and verifies the whole ledger: it runs on a thread of its own, not on the cooperative pool.
     @discardableResult
-    public func backup(to path: String) throws(LedgerError) -> LogHead {
+    public func backup(to path: String) async throws -> LogHead {
+        try await offPool("ledger-backup") { [self] _ in try backup(to: path) }
+    }
+
+    /// ``backup(to:)`` on the calling thread, for the tool and tests.
+    @discardableResult
+    package func backup(to path: String) throws(LedgerError) -> LogHead {
         let target = Self.withoutTrailingSlashes(path)
         var status = stat()
         guard lstat(target, &status) != 0 else {
@@ -137,7 +145,7 @@ extension Ledger {
     /// Flushes a directory's entries to disk, so that a file created or renamed in it stays after a crash.
     private static func flushDirectory(_ directory: String, for target: String) throws(LedgerError) {
         var descriptor: Int32
-        repeat { descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
+        repeat { descriptor = openDescriptor(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
         guard descriptor >= 0 else {
             throw LedgerError(.storage, "\(target): cannot open \(directory) to flush it: \(String(cString: strerror(errno)))")
         }

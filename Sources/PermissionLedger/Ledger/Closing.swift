@@ -23,11 +23,13 @@ extension Ledger {
 
     /// ``close()``, blocking the calling thread: not in a read or write of this ledger.
     func closeNow() {
+        guard !isClosed else { return }
         committer?.stop()
         fileSync?.close()
         watch.close()
         // Waits for the transactions in progress; throws only inside one of this thread's, which is a misuse.
         try? environment.close()
+        options.logger.info("closed the ledger", metadata: ["path": "\(path)", "appendCalls": "\(writerStatistics.requests)"])
     }
 
     /// Whether ``close()`` was called.

@@ -1,5 +1,7 @@
+public import CoreMetrics
 import Foundation
 internal import LMDB
+public import Logging
 import PermissionModel
 
 /// A ledger of permission events stored in an LMDB environment directory.
@@ -10,14 +12,29 @@ import PermissionModel
 /// asked as of any point of the log.
 ///
 /// ```swift
-/// let ledger = try Ledger(path: "family.ledger")
+/// let ledger = try await Ledger.open(path: "family.ledger")
 /// let events = try lines.compactMap { try EventJSON.decode(line: $0) }
 /// let summary = try await ledger.append(events)
 /// let handles = try ledger.read { try $0.knownHandles(subject: "kid-1") }
+/// await ledger.close()
 /// ```
 ///
-/// A `Ledger` is safe to share between tasks and threads. Writes run one at a time on a writer queue;
+/// A `Ledger` is safe to share between tasks and threads. Writes run one at a time on a writer thread;
 /// reads run on the caller's thread in their own read-only transaction and never block writers.
+///
+/// ## Which calls block
+///
+/// What costs time in proportion to the log is `async` and runs on a thread of its own, never on the
+/// cooperative pool, and stops with `CancellationError` when its task is cancelled: ``open(path:options:progress:)``
+/// (which may rebuild the derived tables of an older version), ``verify(progress:)``, ``digest(asOf:)``,
+/// ``statistics(asOf:)``, ``forEachEvent(after:_:)``, ``export(after:_:)``, ``rebuildProjections(progress:)``
+/// and ``backup(to:)``. Appends are `async` and wait for the writer thread without blocking.
+///
+/// What stays synchronous is cheap and says so: ``head()``, a few page reads (O(log n)); ``read(asOf:_:)``,
+/// whose cost is its body's (every query of ``LedgerView`` is O(log n) in the log, plus what it returns);
+/// ``init(path:options:)``, a few page reads unless the derived tables need a rebuild (prefer
+/// ``open(path:options:progress:)`` in async code); ``validate(_:maxRejections:progress:)`` and
+/// ``appendSynchronously(_:maxRejections:progress:)``, in proportion to the batch, for command-line tools.
 public final class Ledger: Sendable {
     /// How a ledger is opened.
     public struct Options: Sendable {
@@ -28,6 +45,10 @@ public final class Ledger: Sendable {
         /// Flush to disk at every commit (the default). Turn off only for throwaway ledgers.
         public var durable: Bool
         /// Assigns `recordedAt` to events that have none, and is the clock of `.now` queries.
+        ///
+        /// A clock that steps back (an NTP correction, say) is not followed backwards: an event is recorded at
+        /// the later of the clock and the head's `recordedAt`, so that `recordedAt` never decreases along the
+        /// log and `asOf: .time(...)` always names a prefix of it.
         public var clock: @Sendable () -> Timestamp
         /// The most events that concurrent ``Ledger/append(_:maxRejections:)`` calls share one write
         /// transaction with (group commit). A single call with more events is still committed whole.
@@ -37,21 +58,32 @@ public final class Ledger: Sendable {
         /// (see `/LMDB/PageWalk`), and refuses a data file whose pages are damaged: what
         /// `permission-ledger import` and `rebuild` do before they write. It costs a read of every page in use.
         public var checksPages = false
+        /// Where the ledger logs what it does: opening (and a rebuild of older derived tables, with progress),
+        /// closing, failed commits. No log line holds a personal value (a subject, a handle, a name): only
+        /// paths, counts, `seq`s and errors. The default discards everything.
+        public var logger: Logger
+        /// Makes the ledger's metrics (see ``LedgerMetricNames``); `nil`, the default, uses the factory the
+        /// process bootstrapped with `MetricsSystem.bootstrap`.
+        public var metricsFactory: (any MetricsFactory)?
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
-        /// ``Ledger/rebuildProjections(path:)`` opens with, and nothing else.
+        /// ``Ledger/rebuildProjections(path:progress:)`` opens with, and nothing else.
         var writableMap = false
 
         /// Creates options; the defaults suit a durable ledger that grows on demand.
         public init(
             mapSize: Int = 64 << 20, readOnly: Bool = false, durable: Bool = true,
             clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
-            maxEventsPerCommit: Int = 4096
+            maxEventsPerCommit: Int = 4096,
+            logger: Logger = Logger(label: "PermissionLedger", factory: { _ in SwiftLogNoOpLogHandler() }),
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.mapSize = mapSize
             self.readOnly = readOnly
             self.durable = durable
             self.clock = clock
             self.maxEventsPerCommit = maxEventsPerCommit
+            self.logger = logger
+            self.metricsFactory = metricsFactory
         }
     }
 
@@ -83,6 +115,8 @@ public final class Ledger: Sendable {
     /// Makes commits durable, through a descriptor of its own (so that it sees every failed write-back);
     /// absent when the ledger is read-only or not durable.
     let fileSync: DataFileSync?
+    /// The ledger's metrics, made with the factory of its options.
+    let metrics: LedgerMetrics
 
     /// Opens the ledger at `path`, creating it (mode 0700, files 0600) unless `options.readOnly`.
     ///
@@ -95,7 +129,39 @@ public final class Ledger: Sendable {
     ///   when the directory holds something else, `.locked` when it is already open in this process,
     ///   `.storage` when it sits on a network file system (or LMDB cannot use it otherwise), `.damaged`
     ///   when its data file is damaged.
-    public init(path: String, options: Options = Options()) throws(LedgerError) {
+    ///
+    /// Opening reads a few pages, unless the ledger's derived tables were made by an older version: then they
+    /// are rebuilt from the log first, in time linear in the log. In async code use
+    /// ``open(path:options:progress:)``, which does the same off the cooperative pool, with progress and
+    /// cancellation.
+    public convenience init(path: String, options: Options = Options()) throws(LedgerError) {
+        do {
+            try self.init(path: path, options: options, rebuild: RebuildTuning())
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
+    }
+
+    /// Opens the ledger at `path` as ``init(path:options:)`` does, on a thread of its own: when the ledger's
+    /// derived tables were made by an older version and are rebuilt from the log first, that takes time
+    /// linear in the log, reported to `progress`, and stops with `CancellationError` (leaving the ledger as
+    /// it was) when the task is cancelled.
+    ///
+    /// - Parameters:
+    ///   - path: the ledger's directory.
+    ///   - options: how to open it.
+    ///   - progress: called, on the opening thread, as a rebuild goes (every 1,024 events); never when there is none.
+    /// - Throws: ``LedgerError`` as ``init(path:options:)`` does; `CancellationError`.
+    public static func open(
+        path: String, options: Options = Options(), progress: (@Sendable (LedgerProgress) -> Void)? = nil
+    ) async throws -> Ledger {
+        try await offPool("ledger-open") { cancellation in
+            try Ledger(path: path, options: options, rebuild: RebuildTuning(progress: progress, cancellation: cancellation))
+        }
+    }
+
+    /// Opens the ledger, rebuilding derived tables of an older version as `tuning` says.
+    init(path: String, options: Options, rebuild tuning: RebuildTuning) throws {
         self.path = path
         self.options = options
         try LedgerDirectory.prepare(path: path, readOnly: options.readOnly)
@@ -146,14 +212,21 @@ public final class Ledger: Sendable {
             throw LedgerError.storage(error, path: path)
         }
         if staleProjections {
-            try Self.rebuildProjections(environment: environment, tables: tables, path: path)
+            options.logger.notice("rebuilding the derived tables of an older version from the log", metadata: ["path": "\(path)"])
+            try Self.rebuildProjections(environment: environment, tables: tables, path: path, tuning: tuning)
         }
         rebuiltWhenOpened = staleProjections
+        let metrics = LedgerMetrics(factory: options.metricsFactory)
+        self.metrics = metrics
         committer = options.readOnly ? nil : GroupCommitter(
             context: .init(
                 environment: environment, tables: tables, path: path, clock: options.clock, watch: watch,
-                fileSync: fileSync, writerCache: writerCache),
+                fileSync: fileSync, writerCache: writerCache, metrics: metrics, logger: options.logger),
             maxGroupEvents: options.maxEventsPerCommit)
+        options.logger.info("opened the ledger", metadata: [
+            "path": "\(path)", "readOnly": "\(options.readOnly)", "durable": "\(options.durable)",
+            "staleReadersCleared": "\(staleReadersCleared)", "rebuilt": "\(staleProjections)",
+        ])
     }
 
     deinit {
@@ -207,11 +280,17 @@ public final class Ledger: Sendable {
     ///   call is written. ``LedgerError`` when the ledger cannot be written.
     @discardableResult
     public func append(_ events: [PermissionEvent], maxRejections: Int = 100) async throws -> AppendSummary {
-        guard let committer else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        guard let committer else { throw LedgerError.readOnly(path: path) }
         guard !events.isEmpty else { return AppendSummary(outcomes: [], head: try head()) }
+        let started = ContinuousClock.now
+        defer { metrics.appendDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started)) }
         return try await withCheckedThrowingContinuation { continuation in
             committer.submit(.init(events: events, maxRejections: maxRejections) { continuation.resume(with: $0) })
         }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds &* 1_000_000_000 &+ duration.components.attoseconds / 1_000_000_000
     }
 
     /// What the writer thread has committed since the ledger was opened, for metrics and benchmarks.
@@ -265,7 +344,7 @@ public final class Ledger: Sendable {
     private func writeBatch(
         _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, progress: ((Int) -> Void)? = nil
     ) throws -> AppendSummary {
-        guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        guard !options.readOnly else { throw LedgerError.readOnly(path: path) }
         if let failure = watch.failure { throw failure }
         let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
         do {
@@ -326,6 +405,10 @@ public final class Ledger: Sendable {
     /// Runs `body` with a consistent view of the ledger as of `asOf`, in one read-only transaction on the
     /// calling thread. The view is valid only inside `body`.
     ///
+    /// It blocks the calling thread for as long as `body` runs: every query of ``LedgerView`` costs
+    /// O(log n) in the log plus what it returns, so a few lookups here are fine on the cooperative pool.
+    /// For work that grows with the log, use the `async` calls (see "Which calls block" above).
+    ///
     /// - Throws: ``LedgerError`` (`.notFound` for a `seq:N` beyond the head), or what `body` throws.
     public func read<T>(asOf: AsOf = .now, _ body: (LedgerView) throws -> T) throws -> T {
         do {
@@ -342,26 +425,57 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// The log's head.
+    /// The log's head: O(log n), a few page reads, on the calling thread.
     public func head() throws -> LogHead {
         try read { $0.head }
     }
 
-    /// Calls `body` with each event after `seq` `after`, in `seq` order, with `seq`, `recordedAt` and `hash`.
-    public func forEachEvent(after: UInt64 = 0, _ body: (PermissionEvent) throws -> Void) throws {
-        try read { view in try view.forEachEvent(after: after, through: view.head.seq, body) }
+    /// Calls `body` with each event after `seq` `after`, in `seq` order, up to the head when the call began.
+    ///
+    /// Runs on a thread of its own (where `body` is called), not on the cooperative pool, and stops with
+    /// `CancellationError` soon after the task is cancelled. To follow the log live, use ``events(after:subject:pollInterval:)``.
+    public func forEachEvent(after: UInt64 = 0, _ body: @escaping @Sendable (RecordedEvent) throws -> Void) async throws {
+        try await offPool("ledger-scan") { [self] cancellation in
+            try forEachEvent(after: after, cancellation: cancellation, body)
+        }
     }
 
-    /// Writes the events after `seq` `after` as JSON Lines, one per call of `write`, each ending in `\n`.
-    public func export(after: UInt64 = 0, _ write: (String) throws -> Void) throws {
+    /// ``forEachEvent(after:_:)`` on the calling thread, for the tool and tests.
+    package func forEachEvent(after: UInt64 = 0, _ body: (RecordedEvent) throws -> Void) throws {
+        try forEachEvent(after: after, cancellation: nil, body)
+    }
+
+    private func forEachEvent(after: UInt64, cancellation: Cancellation?, _ body: (RecordedEvent) throws -> Void) throws {
+        try read { view in
+            try view.forEachStoredEvent(after: after, through: view.head.seq) { event in
+                try cancellation?.check(every: cancellationInterval, event.seq!)
+                try body(RecordedEvent(stored: event))
+            }
+        }
+    }
+
+    /// Writes the events after `seq` `after` as JSON Lines, one per call of `write`, each ending in `\n`,
+    /// as ``forEachEvent(after:_:)`` does: off the cooperative pool, cancellable.
+    public func export(after: UInt64 = 0, _ write: @escaping @Sendable (String) throws -> Void) async throws {
+        try await forEachEvent(after: after) { try write(EventJSON.encode($0) + "\n") }
+    }
+
+    /// ``export(after:_:)`` on the calling thread, for the tool and tests.
+    package func export(after: UInt64 = 0, _ write: (String) throws -> Void) throws {
         try forEachEvent(after: after) { try write(EventJSON.encode($0) + "\n") }
     }
 
     /// The digest of all derived state as of a point: see ``LedgerView/digest()``.
     ///
     /// With no point, the digest is taken as of the head (`seq:` of the last event, whose `recordedAt` is
-    /// the clock), not the wall clock, so that it depends on the events alone.
-    public func digest(asOf: AsOf? = nil) throws -> String {
+    /// the clock), not the wall clock, so that it depends on the events alone. It reads every question and
+    /// subject: it runs on a thread of its own, not on the cooperative pool.
+    public func digest(asOf: AsOf? = nil) async throws -> String {
+        try await offPool("ledger-digest") { [self] _ in try digest(asOf: asOf) }
+    }
+
+    /// ``digest(asOf:)`` on the calling thread, for the tool and tests.
+    package func digest(asOf: AsOf? = nil) throws -> String {
         let point = try asOf ?? .seq(head().seq)
         return try read(asOf: point) { try $0.digest() }
     }

@@ -21,6 +21,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound
         /// The ledger was closed (``Ledger/close()``): open it again to go on.
         case closed
+        /// A write was asked of a ledger opened read-only (``Ledger/Options/readOnly``).
+        case readOnly
     }
 
     /// What the reader of an error can do about it, as a value: the engine's ``description`` words it in
@@ -30,7 +32,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// a write, and only a full check tells whether what is stored is intact.
         case verify(path: String)
         /// Rebuild the derived tables of the ledger at `path` from its log with
-        /// ``Ledger/rebuildProjections(path:)``: an older PermissionLedger made them. The log is unchanged.
+        /// ``Ledger/rebuildProjections(path:progress:)``: an older PermissionLedger made them. The log is unchanged.
         case rebuildProjections(path: String)
 
         /// The remedy in terms of this API.
@@ -70,6 +72,11 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     public func described(remedy: String?) -> String {
         let text = remedy.map { "\(message); \($0)" } ?? message
         return seq.map { "seq \($0): \(text)" } ?? text
+    }
+
+    /// A write asked of a ledger opened read-only.
+    static func readOnly(path: String) -> LedgerError {
+        LedgerError(.readOnly, "\(path): the ledger is open read-only; open it for writing to append or rebuild")
     }
 
     static func storage(_ error: any Error, path: String) -> LedgerError {

@@ -2,7 +2,7 @@ import Foundation
 import PermissionModel
 
 /// The log's head: the last event's position, chain hash and `recordedAt`.
-public struct LogHead: Hashable, Sendable {
+public struct LogHead: Hashable, Sendable, CustomStringConvertible {
     /// The last event's `seq`: the number of events in the log (0 when it is empty).
     public var seq: UInt64
     /// The chain hash after the last event (``ChainHash/genesis`` when the log is empty).
@@ -17,5 +17,11 @@ public struct LogHead: Hashable, Sendable {
         self.seq = seq
         self.hash = hash
         self.recordedAt = recordedAt
+    }
+
+    /// `seq 12, recorded 2026-11-20T09:00:01Z, hash 6f1c…`, or `empty` for an empty log.
+    public var description: String {
+        guard let recordedAt else { return "empty" }
+        return "seq \(seq), recorded \(recordedAt), hash \(hash)"
     }
 }

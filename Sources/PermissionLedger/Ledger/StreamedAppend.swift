@@ -87,7 +87,7 @@ extension Ledger {
         progress: ((Int) -> Void)? = nil,
         onRejection: (_ index: Int, _ rejection: EventRejection) -> Void = { _, _ in }
     ) throws -> StreamedAppendSummary {
-        guard !options.readOnly else { throw LedgerError(.storage, "\(path): the ledger is open read-only") }
+        guard !options.readOnly else { throw LedgerError.readOnly(path: path) }
         if let failure = watch.failure { throw failure }
         let reserved: Int
         do {

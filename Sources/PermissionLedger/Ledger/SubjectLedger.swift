@@ -16,9 +16,19 @@ extension Ledger {
         SubjectLedger(ledger: self, subject: subject)
     }
 
-    /// The state of question `id` as of a point, or `nil` if it had not been asked by then.
+    /// The state of question `id` as of a point, or `nil` if it had not been asked by then: O(log n).
+    ///
+    /// Question look-ups have one shape everywhere: `question(_:asOf:)` and `questions(subject:state:asOf:)` here,
+    /// `question(_:asOf:)` and `questions(state:asOf:)` on ``SubjectLedger`` (for its subject), and the same without `asOf:` on a ``LedgerView``, which is
+    /// already as of a point.
     public func question(_ id: UUID, asOf: AsOf = .now) async throws -> QuestionStatus? {
         try read(asOf: asOf) { try $0.question(id) }
+    }
+
+    /// The questions as of a point (every subject's, or one's), ordered by `askedAt` then id, optionally only
+    /// those in `state`.
+    public func questions(subject: String? = nil, state: QuestionState? = nil, asOf: AsOf = .now) async throws -> [QuestionStatus] {
+        try read(asOf: asOf) { try $0.questions(subject: subject, state: state) }
     }
 }
 
@@ -26,12 +36,16 @@ extension Ledger {
 /// ``Ledger/subject(_:)``; it is a lightweight value, safe to share and to make as often as needed.
 ///
 /// Every `record…` method appends one event and returns once it is durable on disk (group-committed
-/// with other tasks' appends). `occurredAt` defaults to the ledger's clock. The event id defaults to
-/// one derived from the question for `question.asked`, `question.sendCanceled`, `question.askFailed`
-/// and `question.expired`, so that retrying the same call (with the same `at:`; a retry at another time is
-/// rejected as a conflict) is a no-op rather than a second event, and to
-/// a random UUID for answers, observations and permission changes (repeated answers are folded by the
-/// ledger's rules anyway). Pass `id` to use your own, for example the id of the message that carried it.
+/// with other tasks' appends). `occurredAt` defaults to the ledger's clock.
+///
+/// Retries are safe. The event id of `question.asked`, `question.sendCanceled`, `question.askFailed`
+/// and `question.expired` defaults to one derived from the question (`asked:<question id>`, ...): a
+/// retried call finds the event it recorded before (the same subject and content, whatever its `at:`) and
+/// returns ``AppendOutcome/duplicate(of:)`` instead of appending a second event. Answers, observations and
+/// permission changes get a random UUID; the same answer delivered again is folded by the ledger's rules,
+/// and an observation or permission change recorded twice says the same thing twice. Pass `id` to use your
+/// own, for example the id of the message that carried it: then the ledger's rules for ids apply as they
+/// are (the same id with other content is rejected).
 ///
 /// Each `record…` method throws ``AppendRejected`` when the ledger's rules reject the event (for
 /// example an answer to a canceled question), and ``LedgerError`` when the ledger cannot be written.
@@ -47,19 +61,19 @@ public struct SubjectLedger: Sendable {
     /// a `question.asked` event.
     @discardableResult
     public func recordAsk(_ question: PermissionQuestion, at occurredAt: Timestamp? = nil, id: String? = nil) async throws -> AppendOutcome {
-        try await record(.questionAsked(question), at: occurredAt, id: id ?? Self.eventID("asked", question.id))
+        try await record(.questionAsked(question), at: occurredAt, id: id, derivedID: Self.eventID("asked", question.id))
     }
 
     /// Records that the child canceled the send flow: a `question.sendCanceled` event.
     @discardableResult
     public func recordSendCanceled(_ questionID: UUID, at occurredAt: Timestamp? = nil, id: String? = nil) async throws -> AppendOutcome {
-        try await record(.questionSendCanceled(questionID: questionID), at: occurredAt, id: id ?? Self.eventID("sendCanceled", questionID))
+        try await record(.questionSendCanceled(questionID: questionID), at: occurredAt, id: id, derivedID: Self.eventID("sendCanceled", questionID))
     }
 
     /// Records that `AskCenter.ask` threw `error`, so the question was never sent: a `question.askFailed` event.
     @discardableResult
     public func recordAskFailed(_ questionID: UUID, error: AskError, at occurredAt: Timestamp? = nil, id: String? = nil) async throws -> AppendOutcome {
-        try await record(.questionAskFailed(questionID: questionID, error: error), at: occurredAt, id: id ?? Self.eventID("askFailed", questionID))
+        try await record(.questionAskFailed(questionID: questionID, error: error), at: occurredAt, id: id, derivedID: Self.eventID("askFailed", questionID))
     }
 
     /// Records the guardian's response (PermissionKit's `PermissionResponse`): a `question.answered` event.
@@ -83,7 +97,7 @@ public struct SubjectLedger: Sendable {
     /// question whose `expiresAt` has passed, use ``Ledger/expireOverdueQuestions(now:limit:)``.
     @discardableResult
     public func recordExpiry(_ questionID: UUID, at occurredAt: Timestamp? = nil, id: String? = nil) async throws -> AppendOutcome {
-        try await record(.questionExpired(questionID: questionID), at: occurredAt, id: id ?? Self.eventID("expired", questionID))
+        try await record(.questionExpired(questionID: questionID), at: occurredAt, id: id, derivedID: Self.eventID("expired", questionID))
     }
 
     // MARK: Recording observations
@@ -115,6 +129,29 @@ public struct SubjectLedger: Sendable {
         return try await ledger.append(event)
     }
 
+    /// Records an event of the kind a question has one of, under `id` when given, else under `derivedID`: then a
+    /// stored event with that id, this subject and this payload is this call's earlier success (a retry), and
+    /// its `seq` is returned as a duplicate, whatever the times it was recorded with.
+    private func record(_ payload: PermissionEvent.Payload, at occurredAt: Timestamp?, id: String?, derivedID: String) async throws -> AppendOutcome {
+        if let id { return try await record(payload, at: occurredAt, id: id) }
+        if let seq = try earlierRecord(payload, id: derivedID) { return .duplicate(of: seq) }
+        do {
+            return try await record(payload, at: occurredAt, id: derivedID)
+        } catch let rejected as AppendRejected {
+            // A retry running at the same time may have recorded it first.
+            if let seq = try earlierRecord(payload, id: derivedID) { return .duplicate(of: seq) }
+            throw rejected
+        }
+    }
+
+    /// The `seq` of the stored event with id `id` when it is this subject's and has this payload.
+    private func earlierRecord(_ payload: PermissionEvent.Payload, id: String) throws -> UInt64? {
+        try ledger.read { view in
+            guard let stored = try view.txn.event(ledger.tables, id: id) else { return nil }
+            return stored.subject == subject && stored.payload == payload ? stored.seq : nil
+        }
+    }
+
     /// The id of the one event of `kind` a question can have: `<kind>:<question id>`.
     static func eventID(_ kind: String, _ questionID: UUID) -> String { "\(kind):\(questionID.uuidString)" }
 
@@ -141,6 +178,12 @@ public struct SubjectLedger: Sendable {
 
     // MARK: Queries (questions and permissions)
 
+    /// The state of the child's question `id` as of a point, or `nil` when it had not been asked by then
+    /// (or is another subject's).
+    public func question(_ id: UUID, asOf: AsOf = .now) async throws -> QuestionStatus? {
+        try await ledger.question(id, asOf: asOf).flatMap { $0.subject == subject ? $0 : nil }
+    }
+
     /// The child's questions as of a point, ordered by `askedAt` then id, optionally only those in `state`.
     public func questions(state: QuestionState? = nil, asOf: AsOf = .now) async throws -> [QuestionStatus] {
         try ledger.read(asOf: asOf) { try $0.questions(subject: subject, state: state) }
@@ -158,19 +201,26 @@ public struct SubjectLedger: Sendable {
 
     // MARK: Live updates
 
+    // Each is the ledger's subscription of the same name for this subject, with the same options.
+
     /// The guardians' responses to this subject's questions recorded after `seq`, then live:
-    /// PermissionKit's `AskCenter.responses(for:)`, from the ledger.
-    public func responses(after seq: UInt64 = 0) -> ResponseUpdates {
-        ledger.responses(subject: subject, after: seq)
+    /// PermissionKit's `AskCenter.responses(for:)`, from the ledger. See ``Ledger/responses(subject:after:pollInterval:)``.
+    public func responses(after seq: UInt64 = 0, pollInterval: Duration = .seconds(1)) -> ResponseUpdates {
+        ledger.responses(subject: subject, after: seq, pollInterval: pollInterval)
     }
 
-    /// The subject's known handles now, then after every change.
-    public func knownHandleUpdates() -> KnownHandleUpdates {
-        ledger.knownHandleUpdates(subject: subject)
+    /// The subject's known handles now, then after every change. See ``Ledger/knownHandleUpdates(subject:pollInterval:)``.
+    public func knownHandleUpdates(pollInterval: Duration = .seconds(1)) -> KnownHandleUpdates {
+        ledger.knownHandleUpdates(subject: subject, pollInterval: pollInterval)
     }
 
-    /// The subject's events after `seq`, then live.
-    public func events(after seq: UInt64 = 0) -> LedgerEvents {
-        ledger.events(after: seq, subject: subject)
+    /// The subject's events after `seq`, then live. See ``Ledger/events(after:subject:pollInterval:)``.
+    public func events(after seq: UInt64 = 0, pollInterval: Duration = .seconds(1)) -> LedgerEvents {
+        ledger.events(after: seq, subject: subject, pollInterval: pollInterval)
+    }
+
+    /// The states of question `id` as its events are recorded. See ``Ledger/questionUpdates(_:pollInterval:)``.
+    public func questionUpdates(_ id: UUID, pollInterval: Duration = .seconds(1)) -> QuestionUpdates {
+        ledger.questionUpdates(id, pollInterval: pollInterval)
     }
 }

@@ -34,6 +34,9 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
         var events: LedgerEvents.Iterator?
         var last: [CommunicationHandle]?
 
+        /// How far the log has been read (see ``LedgerEvents/Iterator/position``); 0 before the first `next()`.
+        public var position: UInt64 { events?.position ?? 0 }
+
         /// The next set of known handles that differs from the last, or `nil` once the task is cancelled.
         public mutating func next() async throws -> Update? {
             guard var events else {
@@ -52,10 +55,10 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
                 default: continue
                 }
                 let subject = subject
-                let handles = try ledger.read(asOf: .seq(event.seq!)) { try $0.knownHandles(subject: subject) }
+                let handles = try ledger.read(asOf: .seq(event.seq)) { try $0.knownHandles(subject: subject) }
                 guard handles.map(\.handle) != last else { continue }
                 last = handles.map(\.handle)
-                return Update(seq: event.seq!, handles: handles)
+                return Update(seq: event.seq, handles: handles)
             }
             return nil
         }

@@ -26,6 +26,9 @@ public struct QuestionUpdates: AsyncSequence, Sendable {
         var events: LedgerEvents.Iterator?
         var finished = false
 
+        /// How far the log has been read (see ``LedgerEvents/Iterator/position``); 0 before the first `next()`.
+        public var position: UInt64 { events?.position ?? 0 }
+
         /// The question's next state, or `nil` after its final state or once the task is cancelled.
         public mutating func next() async throws -> QuestionStatus? {
             guard !finished else { return nil }
@@ -37,7 +40,7 @@ public struct QuestionUpdates: AsyncSequence, Sendable {
             }
             while let event = try await events!.next() {
                 guard event.questionID == id else { continue }
-                guard let status = try ledger.read(asOf: .seq(event.seq!), { try $0.question(id) }) else { continue }
+                guard let status = try ledger.read(asOf: .seq(event.seq), { try $0.question(id) }) else { continue }
                 if [.approved, .denied, .canceled, .failed].contains(status.state) { finished = true }
                 return status
             }

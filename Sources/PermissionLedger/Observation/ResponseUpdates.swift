@@ -42,18 +42,22 @@ public struct ResponseUpdates: AsyncSequence, Sendable {
         let ledger: Ledger
         var events: LedgerEvents.Iterator
 
+        /// How far the log has been read: every response up to this `seq` has been returned (see
+        /// ``LedgerEvents/Iterator/position``).
+        public var position: UInt64 { events.position }
+
         /// The next response, waiting for one if need be; `nil` once the task is cancelled.
         public mutating func next() async throws -> RecordedResponse? {
             while let event = try await events.next() {
                 guard case .questionAnswered(let id, let choiceID, let via) = event.payload else { continue }
-                guard let status = try ledger.read(asOf: .seq(event.seq!), { try $0.question(id) }),
+                guard let status = try ledger.read(asOf: .seq(event.seq), { try $0.question(id) }),
                     let choice = status.question.choice(id: choiceID)
                 else {
                     throw LedgerError(.damaged, "the answer's question or choice is missing", seq: event.seq)
                 }
                 return RecordedResponse(
                     question: status.question, subject: status.subject, choice: choice, via: via,
-                    occurredAt: event.occurredAt, recordedAt: event.recordedAt!, seq: event.seq!, late: status.late)
+                    occurredAt: event.occurredAt, recordedAt: event.recordedAt, seq: event.seq, late: status.late)
             }
             return nil
         }

@@ -16,7 +16,7 @@ extension Ledger {
     ///
     /// ```swift
     /// for try await event in ledger.events(after: lastSeen) {
-    ///     print(event.seq!, event.type.rawValue)
+    ///     print(event.seq, event.type.rawValue)
     /// }
     /// ```
     ///
@@ -68,13 +68,14 @@ extension Ledger {
     }
 
     /// Up to `limit` stored events after `seq` (of `subject` only, when given), in log order, and the
-    /// `seq` the page covers the log through: its last event's, or the head's when it reached the end.
-    func page(after seq: UInt64, subject: String?, limit: Int) throws -> (events: [PermissionEvent], through: UInt64) {
+    /// `seq` the page covers the log through: its last event's, or the head's when it reached the end; and
+    /// the head, visible or not.
+    func page(after seq: UInt64, subject: String?, limit: Int) throws -> (events: [RecordedEvent], through: UInt64, head: UInt64) {
         // Commits of this process still waiting for their flush are not shown yet.
         let limitSeq = watch.visibleLimit
         return try read { view in
             let end = min(view.head.seq, limitSeq ?? .max)
-            var events: [PermissionEvent] = []
+            var events: [RecordedEvent] = []
             if let subject {
                 let prefix = Keys.subjectPrefix(subject)
                 let cursor = try view.txn.cursor(tables.subjectEvents)
@@ -85,15 +86,15 @@ extension Ledger {
                     guard let event = try view.txn.event(tables, seq: n) else {
                         throw LedgerError(.damaged, "event missing from the log", seq: n)
                     }
-                    events.append(event)
+                    events.append(RecordedEvent(stored: event))
                     entry = try cursor.next()
                 }
             } else if seq < end {
                 events.reserveCapacity(min(limit, Int(clamping: end - seq)))
                 try view.forEachEvent(after: seq, through: min(end, seq + UInt64(limit))) { events.append($0) }
             }
-            let through = events.count == limit ? events[limit - 1].seq! : max(seq, end)
-            return (events, through)
+            let through = events.count == limit ? events[limit - 1].seq : max(seq, end)
+            return (events, through, view.head.seq)
         }
     }
 }

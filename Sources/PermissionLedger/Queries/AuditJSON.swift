@@ -3,17 +3,17 @@ import PermissionModel
 
 extension QueryJSON {
     /// `{"events":[…]}`: each event as `export` writes it.
-    public static func historyResult(_ events: [PermissionEvent]) -> String {
+    public static func historyResult(_ events: [RecordedEvent]) -> String {
         collected { emit in historyResult(events, chunks: emit) }
     }
 
     /// ``historyResult(_:)`` given to `emit` in chunks as it is written.
-    public static func historyResult<E: Error>(_ events: [PermissionEvent], chunks emit: ([UInt8]) throws(E) -> Void) throws(E) {
+    public static func historyResult<E: Error>(_ events: [RecordedEvent], chunks emit: ([UInt8]) throws(E) -> Void) throws(E) {
         var w = JSONWriter(capacity: 1 << 16)
         w.raw("{\"events\":[")
         for (i, e) in events.enumerated() {
             if i > 0 { w.raw(",") }
-            EventJSON.write(e, to: &w)
+            EventJSON.write(e.event, to: &w)
             try w.drain(into: emit)
         }
         w.raw("]}")
@@ -59,7 +59,8 @@ extension QueryJSON {
     }
 
     /// The `stats` command's JSON.
-    public static func statisticsResult(_ stats: LedgerStatistics, at point: AsOfPoint, fileBytes: Int64) -> String {
+    public static func statisticsResult(_ stats: LedgerStatistics) -> String {
+        let point = stats.point
         var w = JSONWriter()
         w.raw("{\"asOf\":"); writeAsOf(point, to: &w)
         w.raw(",\"head\":{\"seq\":"); w.integer(stats.head.seq)
@@ -78,7 +79,7 @@ extension QueryJSON {
             if i > 0 { w.raw(",") }
             w.string(state.rawValue); w.raw(":"); w.integer(stats.questionsByState[state] ?? 0)
         }
-        w.raw("},\"fileBytes\":"); w.integer(fileBytes)
+        w.raw("},\"fileBytes\":"); w.integer(stats.sizes.fileBytes)
         w.raw("}")
         return w.text
     }

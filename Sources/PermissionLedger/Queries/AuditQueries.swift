@@ -24,7 +24,7 @@ extension LedgerView {
     /// A question or subject filter reads that entity's index, not the whole log.
     public func history(
         subject: String? = nil, question: UUID? = nil, type: EventType? = nil,
-        fromSeq: UInt64 = 1, toSeq: UInt64, _ body: (PermissionEvent) throws -> Void
+        fromSeq: UInt64 = 1, toSeq: UInt64, _ body: (RecordedEvent) throws -> Void
     ) throws {
         let low = max(fromSeq, 1)
         guard low <= toSeq else { return }
@@ -33,7 +33,7 @@ extension LedgerView {
             if let subject, !event.subject.utf8.elementsEqual(subject.utf8) { return }
             if let type, event.type != type { return }
             if let question, event.questionID != question { return }
-            try body(event)
+            try body(RecordedEvent(stored: event))
         }
         if let question {
             let prefix = Keys.uuid(question)
@@ -56,9 +56,9 @@ extension LedgerView {
                 entry = try cursor.next()
             }
         } else {
-            try forEachEvent(after: low - 1, through: toSeq) { event in
+            try forEachStoredEvent(after: low - 1, through: toSeq) { event in
                 if let type, event.type != type { return }
-                try body(event)
+                try body(RecordedEvent(stored: event))
             }
         }
     }
@@ -107,12 +107,18 @@ extension LedgerView {
         return result
     }
 
-    /// Counts of events by type up to the point, subjects and questions by state at the point.
-    public func statistics() throws -> LedgerStatistics {
+    /// Counts of events by type up to the point, subjects and questions by state at the point: a scan of the
+    /// log up to the point (``Ledger/statistics(asOf:)`` runs it off the cooperative pool, with the sizes).
+    package func statistics(sizes: LedgerStatistics.Sizes) throws -> LedgerStatistics {
+        try statistics(sizes: sizes, cancellation: nil)
+    }
+
+    func statistics(sizes: LedgerStatistics.Sizes, cancellation: Cancellation?) throws -> LedgerStatistics {
         var byType: [EventType: UInt64] = [:]
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.first()
         while let e = entry, Keys.decodeSeq(e.key) <= point.seq {
+            try cancellation?.check(every: cancellationInterval, Keys.decodeSeq(e.key))
             // The type tag is the record's second byte, after the 32-byte hash and the version byte.
             guard e.value.count > 33, let type = EventRecord.type(tag: e.value[33]) else {
                 throw LedgerError(.damaged, "unknown event type", seq: Keys.decodeSeq(e.key))
@@ -122,7 +128,9 @@ extension LedgerView {
         }
         var byState: [QuestionState: Int] = [:]
         for q in try questions() { byState[q.state, default: 0] += 1 }
-        return LedgerStatistics(head: head, eventsByType: byType, subjects: try subjects().count, questionsByState: byState)
+        return LedgerStatistics(
+            head: head, point: point, eventsByType: byType, subjects: try subjects().count, questionsByState: byState,
+            sizes: sizes)
     }
 
     /// What changed between this view's point and a later one (or an earlier one): question states,

@@ -164,8 +164,14 @@ public struct LedgerView {
 
     // MARK: Events
 
-    /// Calls `body` with each stored event with `after < seq <= through`, in order.
-    public func forEachEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
+    /// Calls `body` with each stored event with `after < seq <= through`, in order, on the calling thread: a
+    /// scan, whose cost grows with the events it reads (see ``Ledger/forEachEvent(after:_:)`` for async code).
+    public func forEachEvent(after: UInt64, through: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+        try forEachStoredEvent(after: after, through: through) { try body(RecordedEvent(stored: $0)) }
+    }
+
+    /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set.
+    func forEachStoredEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
         guard after < through else { return }
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))

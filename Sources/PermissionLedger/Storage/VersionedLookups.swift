@@ -10,6 +10,12 @@ extension ReadTransaction {
     }
 
     /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`.
+    /// The stored event with event id `id`, whatever its `seq`.
+    func event(_ tables: Tables, id: String) throws -> PermissionEvent? {
+        guard let value = try get(tables.eventIDs, key: Array(id.utf8)) else { return nil }
+        return try event(tables, seq: Keys.decodeSeq(value))
+    }
+
     func event(_ tables: Tables, seq: UInt64) throws -> PermissionEvent? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
         return try decodeStoredEvent(value, seq: seq)

@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDB
+import Logging
 import PermissionModel
 
 /// The ledger's single writer thread. Appends that arrive while a commit is under way wait together
@@ -32,6 +33,10 @@ final class GroupCommitter: @unchecked Sendable {
         let fileSync: DataFileSync?
         /// What the ledger's last committed write learned of the tables.
         let writerCache: CarriedWriterCache
+        /// Where commits are counted and sized.
+        let metrics: LedgerMetrics
+        /// Where a failed commit or flush is logged (never with an event's content).
+        let logger: Logger
     }
 
     /// The most events committed in one shared transaction: bounds the latency a large group adds.
@@ -116,6 +121,7 @@ final class GroupCommitter: @unchecked Sendable {
             return
         }
         let (results, head) = Self.commit(group, context: context)
+        recordMetrics(group, results: results, head: head)
         guard let head else {
             for (request, result) in zip(group, results) { request.complete(result) }
             return
@@ -131,6 +137,19 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
+    private func recordMetrics(_ group: [Request], results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
+        let metrics = context.metrics
+        metrics.commitGroupSize.record(group.count)
+        metrics.commitEvents.record(group.reduce(0) { $0 + $1.events.count })
+        let rejected = results.count { if case .failure(let error) = $0 { error is AppendRejected } else { false } }
+        if rejected > 0 { metrics.rejectedAppends.increment(by: rejected) }
+        guard let head else { return }
+        metrics.commits.increment()
+        metrics.headSeq.record(head)
+        metrics.mapBytes.record(context.environment.mapSize)
+        if let used = try? context.environment.usedSize { metrics.usedBytes.record(used) }
+    }
+
     /// Flushes what the writer committed (when the ledger is durable), then completes its requests. A
     /// failed flush fails them, and every later append, until the ledger is opened again.
     private static func flush(_ batches: [FlushBatch], context: Context) {
@@ -140,6 +159,8 @@ final class GroupCommitter: @unchecked Sendable {
                 try flushToDisk(fileSync, watch: context.watch, path: context.path)
             } catch {
                 failure = error
+                context.logger.critical("flushing commits to disk failed; every later append fails until the ledger is opened again",
+                                        metadata: ["path": "\(context.path)", "error": "\(error)"])
             }
         }
         if failure == nil { context.watch.advanced(to: batches.map(\.head).max()!) }
@@ -208,6 +229,10 @@ final class GroupCommitter: @unchecked Sendable {
             return ([.failure(rejected)], nil)
         } catch {
             let failure = LedgerError.storage(error, path: context.path)
+            if failure.kind != .closed {
+                context.logger.error("a write transaction failed; its appends failed with it",
+                                     metadata: ["path": "\(context.path)", "error": "\(failure.message)", "appendCalls": "\(group.count)"])
+            }
             return (group.map { _ in .failure(failure) }, nil)
         }
     }

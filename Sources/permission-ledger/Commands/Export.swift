@@ -40,6 +40,11 @@ struct Export: AsyncParsableCommand {
         }
     }
 
+    /// Writes the events after `after`, on this thread: the command has nothing else to do meanwhile.
+    private static func writeAll(of ledger: Ledger, after: UInt64, with written: inout WrittenEvents, to out: inout Output) throws {
+        try ledger.forEachEvent(after: after) { try written.write($0, to: &out) }
+    }
+
     func run() async throws {
         let after = try self.after.map { try parseSeq($0, option: "--after") } ?? 0
         let opened = try ledger.openForReading()
@@ -52,7 +57,7 @@ struct Export: AsyncParsableCommand {
                 throw ToolFailure(.rejected, "--after \(after) is beyond the end of the log (the head is seq \(head.seq))")
             }
             guard follow else {
-                try opened.forEachEvent(after: after) { try written.write($0, to: &out) }
+                try Self.writeAll(of: opened, after: after, with: &written, to: &out)
                 try out.flush()
                 return
             }

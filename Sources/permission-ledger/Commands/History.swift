@@ -30,7 +30,7 @@ struct History: ParsableCommand {
         let toPoint = try to.map { try parseWhen($0, option: "--to") }
         let reference = try question.map { try QuestionReference(parsing: $0) }
         let opened = try ledger.openForReading()
-        var events: [PermissionEvent] = []
+        var events: [RecordedEvent] = []
         try reading(opened, asOf: toPoint) { view in
             let questionID = try reference?.resolve(in: view)
             let low = try fromPoint.map { try view.firstSeq(from: $0) } ?? 1
@@ -47,8 +47,8 @@ struct History: ParsableCommand {
         case .csv:
             var table = Table("seq", "type", "id", "subject", "occurredAt", "recordedAt", "questionId", "detail", "hash")
             for e in events {
-                table.add(String(e.seq ?? 0), e.type.rawValue, e.id, e.subject, e.occurredAt.description, e.recordedAt?.description ?? "",
-                          e.questionID?.uuidString ?? "", summary(e), e.hash?.description ?? "")
+                table.add(String(e.seq), e.type.rawValue, e.id, e.subject, e.occurredAt.description, e.recordedAt.description,
+                          e.questionID?.uuidString ?? "", summary(e.event), e.hash.description)
             }
             var out = Output()
             try table.write(.csv, to: &out)
@@ -56,7 +56,7 @@ struct History: ParsableCommand {
         case .table:
             var table = Table("seq", "recorded (UTC)", "type", "subject", "detail")
             for e in events {
-                table.add(String(e.seq ?? 0), tableTime(e.recordedAt), e.type.rawValue, e.subject, summary(e))
+                table.add(String(e.seq), tableTime(e.recordedAt), e.type.rawValue, e.subject, summary(e.event))
             }
             var out = Output()
             try out.write("\(events.count) event\(events.count == 1 ? "" : "s")\n\n")

@@ -17,11 +17,16 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         let (opened, point) = try ledger.openForReading(asOf: asOf)
-        let (stats, at) = try reading(opened, asOf: point) { (try $0.statistics(), $0.point) }
-        let fileBytes = ((try? FileManager.default.attributesOfItem(atPath: opened.path + "/data.mdb"))?[.size] as? NSNumber)?.int64Value ?? 0
+        let stats: LedgerStatistics
+        do {
+            stats = try opened.statistics(asOf: point ?? .now)
+        } catch {
+            throw ToolFailure(error)
+        }
+        let (at, fileBytes) = (stats.point, stats.sizes.fileBytes)
         switch format.resolved {
         case .json:
-            try writeOut(QueryJSON.statisticsResult(stats, at: at, fileBytes: fileBytes))
+            try writeOut(QueryJSON.statisticsResult(stats))
         case .table, .csv:
             var table = Table("what", "count")
             table.add("events", String(stats.eventsByType.values.reduce(0, +)))

@@ -11,9 +11,9 @@ struct WrittenEvents {
     private var firstPending = 0
 
     /// Writes `event` as a line of JSON.
-    mutating func write(_ event: PermissionEvent, to out: inout Output) throws(OutputFailure) {
+    mutating func write(_ event: RecordedEvent, to out: inout Output) throws(OutputFailure) {
         let line = EventJSON.encode(event) + "\n"
-        pending.append((event.seq ?? 0, out.given + line.utf8.count))
+        pending.append((event.seq, out.given + line.utf8.count))
         defer { settle(upTo: out.written) }
         try out.write(line)
     }
