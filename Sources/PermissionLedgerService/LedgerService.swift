@@ -1,7 +1,7 @@
 public import PermissionLedger
 public import ServiceLifecycle
 
-/// A ``PermissionLedger/Ledger`` run as a swift-service-lifecycle `Service`: it keeps the ledger open while
+/// A ``/PermissionLedger/Ledger`` run as a swift-service-lifecycle `Service`: it keeps the ledger open while
 /// the service group runs and closes it on graceful shutdown (SIGTERM, SIGINT, or the group ending).
 ///
 /// List it before the services that use the ledger: a `ServiceGroup` shuts its services down in reverse

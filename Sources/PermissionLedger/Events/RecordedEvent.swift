@@ -15,7 +15,7 @@ public struct RecordedEvent: Hashable, Sendable {
     public let recordedAt: Timestamp
     /// The chain hash after this event.
     public let hash: ChainHash
-    /// The event, with its `seq`, `recordedAt` and `hash` set: what ``EventJSON/encode(_:)`` writes and
+    /// The event, with its `seq`, `recordedAt` and `hash` set: what `EventJSON.encode` writes and
     /// what another ledger's ``Ledger/append(_:maxRejections:)`` checks them against.
     public let event: PermissionEvent
 
