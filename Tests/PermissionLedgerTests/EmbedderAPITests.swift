@@ -89,4 +89,39 @@ import Testing
             #expect(try CommunicationHandle.phoneNumber("+1 (415) 555-0100") == CommunicationHandle(value: "+14155550100", kind: .phoneNumber))
         }
     }
+
+    @Test("a question is named by its id or an abbreviation of its first and last groups, resolved at a point")
+    func questionReferences() async throws {
+        try await withLedger { ledger async throws in
+            let child = ledger.subject("kid-1")
+            let a = try PermissionQuestion(handle: .phoneNumber("+14155550100"), id: UUID(uuidString: "6A3F1C2E-0000-4000-8000-000000000001")!)
+            let b = try PermissionQuestion(handle: .phoneNumber("+14155550101"), id: UUID(uuidString: "6A3F1C2E-0000-4000-8000-000000000002")!)
+            try await child.recordAsk(a)
+            try await child.recordAsk(b)
+            #expect(try QuestionReference(parsing: a.id.uuidString) == .id(a.id))
+            #expect(try QuestionReference(parsing: "6a3f1c2e...000000000001") == .abbreviated(prefix: "6A3F1C2E", suffix: "000000000001"))
+            #expect(try ledger.read { try QuestionReference(parsing: "6A3F1C2E…000000000002").resolve(in: $0) } == b.id)
+            let none = #expect(throws: QuestionReference.Unresolved.self) {
+                try ledger.read(asOf: .seq(1)) { try QuestionReference(parsing: "6A3F1C2E…000000000002").resolve(in: $0) }
+            }
+            #expect(none?.kind == .noMatch && none?.description == "no question matches 6A3F1C2E…000000000002 as of seq 1")
+            let several = #expect(throws: QuestionReference.Unresolved.self) {
+                try ledger.read { try QuestionReference(parsing: "6A3F1C2E-0000…").resolve(in: $0) }
+            }
+            #expect(several?.kind == .ambiguous)
+            #expect(throws: PermissionModelError.self) { try QuestionReference(parsing: "6A3F…01") }
+            #expect(throws: PermissionModelError.self) { try QuestionReference(parsing: "kid-1") }
+        }
+    }
+
+    @Test("a point names a seq up to Int64.max, and says why when it does not")
+    func pointsOfTheLog() throws {
+        #expect(try AsOf(parsing: "seq:9223372036854775807") == .seq(AsOf.largestSeq))
+        let beyond = #expect(throws: PermissionModelError.self) { try AsOf(parsing: "seq:9223372036854775808") }
+        #expect(beyond?.reason == "seq:9223372036854775808 is beyond any seq a ledger can hold (at most 9223372036854775807)")
+        let huge = #expect(throws: PermissionModelError.self) { try AsOf(parsing: "seq:99999999999999999999999") }
+        #expect(huge?.reason.contains("is beyond any seq a ledger can hold") == true)
+        let word = #expect(throws: PermissionModelError.self) { try AsOf(parsing: "seq:+5") }
+        #expect(word?.reason.contains("is not a point of the log") == true)
+    }
 }

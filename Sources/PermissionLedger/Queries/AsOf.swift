@@ -18,11 +18,20 @@ public enum AsOf: Hashable, Sendable, CustomStringConvertible {
     /// The events with `recordedAt` at most T; the clock is T.
     case time(Timestamp)
 
-    /// Parses `seq:N` or an RFC 3339 time.
+    /// The largest `seq` a point may name: `Int64.max`. No ledger comes near it (at a million events a second
+    /// it takes 292,000 years), and past it a seq is no longer an integer that every JSON reader of 64-bit
+    /// signed integers (Java, Go, SQLite) reads back.
+    public static let largestSeq = UInt64(Int64.max)
+
+    /// Parses `seq:N` (N a whole number up to ``largestSeq``) or an RFC 3339 time.
     public init(parsing text: String) throws(PermissionModelError) {
         if text.hasPrefix("seq:") {
-            guard let n = UInt64(text.dropFirst(4)) else {
+            let digits = text.utf8.dropFirst(4)
+            guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
                 throw PermissionModelError("\(quoted(text)) is not a point of the log: expected seq:N with N a whole number, or an RFC 3339 time")
+            }
+            guard let n = UInt64(text.dropFirst(4)), n <= Self.largestSeq else {
+                throw PermissionModelError("\(text) is beyond any seq a ledger can hold (at most \(Self.largestSeq))")
             }
             self = .seq(n)
         } else {

@@ -28,7 +28,7 @@ struct History: ParsableCommand {
         let typeFilter: EventType? = try type.map { try parseChoice($0, option: "--type") }
         let fromPoint = try from.map { try parseWhen($0, option: "--from") }
         let toPoint = try to.map { try parseWhen($0, option: "--to") }
-        let reference = try question.map { try QuestionReference(parsing: $0) }
+        let reference = try question.map(parseQuestion)
         let opened = try ledger.openForReading()
         var events: [RecordedEvent] = []
         try reading(opened, asOf: toPoint) { view in

@@ -17,7 +17,7 @@ struct Question: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        let reference = try QuestionReference(parsing: id)
+        let reference = try parseQuestion(id)
         let (opened, point) = try ledger.openForReading(asOf: asOf)
         let (status, at, questionID) = try reading(opened, asOf: point) { view in
             let questionID = try reference.resolve(in: view)

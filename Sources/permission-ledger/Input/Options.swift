@@ -110,16 +110,10 @@ struct AsOfHeadOption: ParsableArguments {
     }
 }
 
-/// Parses `--as-of` text ourselves, so that a bad WHEN gets a plain reason (and exit 2). A `seq:N` beyond any
-/// seq a ledger can hold is wrong usage too (see ``maxSeq``); one beyond the head of the ledger at hand is not
-/// known until it is opened (exit 1).
+/// Parses a WHEN (`seq:N` or an RFC 3339 time) as the library does, so that a bad one gets its plain reason
+/// (and exit 2). A `seq:N` beyond any seq a ledger can hold (``/PermissionLedger/AsOf/largestSeq``) is wrong
+/// usage too; one beyond the head of the ledger at hand is not known until it is opened (exit 1).
 func parseWhen(_ text: String, option: String) throws -> AsOf {
-    if text.hasPrefix("seq:") {
-        let digits = text.dropFirst(4)
-        if !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            return .seq(try parseSeq(String(digits), option: option, shownAs: text))
-        }
-    }
     do {
         return try AsOf(parsing: text)
     } catch {
@@ -127,21 +121,24 @@ func parseWhen(_ text: String, option: String) throws -> AsOf {
     }
 }
 
-/// The largest seq a ledger can hold, as far as the tool is concerned: Int64.max. No ledger comes near it
-/// (at a million events a second it takes 292,000 years), and past it a seq is no longer an integer that
-/// every JSON reader of 64-bit signed integers (Java, Go, SQLite) reads back.
-let maxSeq = UInt64(Int64.max)
+/// Parses a question id or its abbreviation (exit 2 when it is neither).
+func parseQuestion(_ text: String) throws -> QuestionReference {
+    do {
+        return try QuestionReference(parsing: text)
+    } catch {
+        throw ToolFailure(.usage, "usage: \(error.reason)")
+    }
+}
 
-/// Parses a seq given as an option's value (`--after`, the N of `seq:N`): a whole number from 0 to ``maxSeq``,
-/// else wrong usage (exit 2), the same message for a number past ``maxSeq`` as for one past UInt64.
-/// - Parameter shownAs: the text as the message quotes it (`seq:N` for a WHEN).
-func parseSeq(_ text: String, option: String, shownAs: String? = nil) throws -> UInt64 {
-    let shown = shownAs ?? text
+/// Parses a seq given as an option's value (`--after`): a whole number from 0 to `AsOf.largestSeq`, else wrong
+/// usage (exit 2), the same message for a number past it as for one past UInt64.
+func parseSeq(_ text: String, option: String) throws -> UInt64 {
+    let shown = text
     guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
         throw ToolFailure(.usage, "usage: \(option) \(quoted(shown)) is not a seq: expected a whole number")
     }
-    guard let seq = UInt64(text), seq <= maxSeq else {
-        throw ToolFailure(.usage, "usage: \(option) \(shown) is beyond any seq a ledger can hold (at most \(maxSeq))")
+    guard let seq = UInt64(text), seq <= AsOf.largestSeq else {
+        throw ToolFailure(.usage, "usage: \(option) \(shown) is beyond any seq a ledger can hold (at most \(AsOf.largestSeq))")
     }
     return seq
 }

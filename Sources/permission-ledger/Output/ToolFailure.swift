@@ -54,6 +54,10 @@ struct ToolFailure: Error {
             self = .outputFailed(errno: failure.errno)
             return
         }
+        if let unresolved = error as? QuestionReference.Unresolved {
+            self.init(.rejected, unresolved.description)
+            return
+        }
         guard let error = error as? LedgerError else {
             self.init(.unreadable, "\(error)")
             return

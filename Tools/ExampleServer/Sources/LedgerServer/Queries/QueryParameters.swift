@@ -32,7 +32,7 @@ struct QueryParameters {
         try query[name].flatMap { text throws(APIError) in text == "now" ? nil : try Self.point(text, name: name) }
     }
 
-    /// A seq parameter (`after`): a whole number from 0 to ``maxSeq``.
+    /// A seq parameter (`after`): a whole number from 0 to `AsOf.largestSeq`.
     func seq(_ name: String) throws(APIError) -> UInt64? {
         try query[name].map { text throws(APIError) in try Self.seq(text, name: name) }
     }
@@ -46,17 +46,8 @@ struct QueryParameters {
         return value
     }
 
-    /// The largest seq accepted, as the tool accepts: Int64.max, what every JSON reader of 64-bit integers reads back.
-    static let maxSeq = UInt64(Int64.max)
-
     /// Parses a point as the tool's `--as-of` does: `seq:N`, or an RFC 3339 time (the library's `AsOf(parsing:)`).
     static func point(_ text: String, name: String) throws(APIError) -> AsOf {
-        if text.hasPrefix("seq:") {
-            let digits = text.dropFirst(4)
-            if !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-                return .seq(try seq(String(digits), name: name, shownAs: text))
-            }
-        }
         do {
             return try AsOf(parsing: text)
         } catch {
@@ -64,14 +55,23 @@ struct QueryParameters {
         }
     }
 
-    /// Parses a whole number from 0 to ``maxSeq``.
-    static func seq(_ text: String, name: String, shownAs: String? = nil) throws(APIError) -> UInt64 {
-        let shown = shownAs ?? text
+    /// Parses a question id or its abbreviation, as the tool does.
+    static func question(_ text: String) throws(APIError) -> QuestionReference {
+        do {
+            return try QuestionReference(parsing: text)
+        } catch {
+            throw .badRequest(error.reason)
+        }
+    }
+
+    /// Parses a whole number from 0 to `AsOf.largestSeq`.
+    static func seq(_ text: String, name: String) throws(APIError) -> UInt64 {
+        let shown = text
         guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw .badRequest("\(name): \(quoted(shown)) is not a seq: expected a whole number")
         }
-        guard let seq = UInt64(text), seq <= maxSeq else {
-            throw .badRequest("\(name): \(shown) is beyond any seq a ledger can hold (at most \(maxSeq))")
+        guard let seq = UInt64(text), seq <= AsOf.largestSeq else {
+            throw .badRequest("\(name): \(shown) is beyond any seq a ledger can hold (at most \(AsOf.largestSeq))")
         }
         return seq
     }

@@ -49,7 +49,7 @@ struct QueryRoutes: Sendable {
     }
 
     func question(_ request: Request, _ context: some RequestContext) throws -> Response {
-        let reference = try QuestionReference(parsing: try context.pathParameter("id"))
+        let reference = try QueryParameters.question(try context.pathParameter("id"))
         let parameters = try QueryParameters(request, allowed: ["as-of"])
         let (status, at, id) = try read(context, asOf: parameters.point()) { view in
             let id = try reference.resolve(in: view)
@@ -77,7 +77,7 @@ struct QueryRoutes: Sendable {
         let type = try parameters.choice("type", as: EventType.self)
         let from = try parameters.point("from")
         let to = try parameters.point("to") ?? parameters.point("as-of")
-        let reference = try parameters.text("question").map { text throws(APIError) in try QuestionReference(parsing: text) }
+        let reference = try parameters.text("question").map { text throws(APIError) in try QueryParameters.question(text) }
         let subject = parameters.text("subject")
         let events = try read(context, asOf: to) { view in
             let question = try reference?.resolve(in: view)
@@ -99,13 +99,10 @@ struct QueryRoutes: Sendable {
         }
     }
 
-    /// Runs `body` with a view as of `asOf` (now when nil), answering a ``LedgerError`` as ``LedgerFailure`` says.
+    /// Runs `body` with a view as of `asOf` (now when nil), answering a ``LedgerError`` (or a question
+    /// abbreviation that names no single question) as ``LedgerFailure`` says.
     private func read<T>(_ context: some RequestContext, asOf: AsOf?, _ body: (LedgerView) throws -> T) throws -> T {
-        do {
-            return try ledger.read(asOf: asOf ?? .now, body)
-        } catch let error as LedgerError {
-            throw LedgerFailure.apiError(for: error, logger: context.logger)
-        }
+        try LedgerFailure.mapping(logger: context.logger) { try ledger.read(asOf: asOf ?? .now, body) }
     }
 }
 

@@ -19,12 +19,15 @@ enum LedgerFailure {
         return APIError(.internalServerError, "the ledger could not be read or written; the server's log says why")
     }
 
-    /// Runs `body`, turning a ``LedgerError`` it throws into an ``APIError``.
+    /// Runs `body`, turning a ``LedgerError`` it throws into an ``APIError``, and a question abbreviation that
+    /// names no question into a 404 (several: a 400, as the whole id is needed).
     static func mapping<T>(logger: Logger, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as LedgerError {
             throw apiError(for: error, logger: logger)
+        } catch let unresolved as QuestionReference.Unresolved {
+            throw unresolved.kind == .noMatch ? APIError.notFound(unresolved.description) : APIError.badRequest(unresolved.description)
         }
     }
 }
