@@ -5,7 +5,7 @@ import PermissionModel
 /// A throwaway ledger holding a fixture's events, in a fresh temporary directory of its own.
 ///
 /// The directory is removed by ``removeDirectory()``, at the end of the scoped APIs
-/// (``Fixture/replay(clock:isolation:_:)``, ``withReplayedLedger(_:clock:isolation:_:)``), or when the
+/// (``Fixture/replay(clock:isolation:_:)``, ``Scenario/replay(clock:isolation:_:)``), or when the
 /// object is deinitialized, whichever comes first. The ledger is not durable (no fsync): it exists for a test.
 ///
 /// ```swift
@@ -113,19 +113,8 @@ public final class ReplayedLedger: Sendable {
 // MARK: Scoped replay
 
 /// Replays a fixture into a throwaway ledger, runs `body` with it, and removes the ledger's temporary
-/// directory afterwards, also when `body` throws.
-///
-/// ```swift
-/// let fixture = try Fixture(jsonLines: text)
-/// let digest = try await withReplayedLedger(fixture) { replayed async throws in
-///     try await replayed.ledger.append(moreEvents)
-///     replayed.expectQuestion(id, state: .denied)
-///     return try replayed.digest()
-/// }
-/// ```
-///
-/// - Throws: ``FixtureError`` naming the line of every rejected event; what `body` throws.
-public func withReplayedLedger<T>(
+/// directory afterwards, also when `body` throws: what `Fixture.replay` and `Scenario.replay` run.
+func withReplayedLedger<T>(
     _ fixture: Fixture,
     clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
     isolation: isolated (any Actor)? = #isolation,
@@ -136,8 +125,8 @@ public func withReplayedLedger<T>(
     return try await body(replayed)
 }
 
-/// The synchronous form of ``withReplayedLedger(_:clock:isolation:_:)``.
-public func withReplayedLedger<T>(
+/// The synchronous form of `withReplayedLedger(_:clock:isolation:_:)`.
+func withReplayedLedger<T>(
     _ fixture: Fixture,
     clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
     _ body: (ReplayedLedger) throws -> T
@@ -153,6 +142,12 @@ extension Fixture {
     /// ```swift
     /// try Fixture(path: "Fixtures/permissions.jsonl").replay { replayed in
     ///     replayed.expectPermission(.camera, .askAgain, subject: "kid-ava", asOf: .seq(2))
+    /// }
+    ///
+    /// let digest = try await fixture.replay { replayed async throws in
+    ///     try await replayed.ledger.append(moreEvents)
+    ///     replayed.expectQuestion(id, state: .denied)
+    ///     return try replayed.digest()
     /// }
     /// ```
     ///

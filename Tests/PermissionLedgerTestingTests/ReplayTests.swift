@@ -21,7 +21,7 @@ import Testing
 
     @Test func theSynchronousReplayRemovesItsDirectoryAfterwards() throws {
         let fixture = try Fixture(contentsOf: Fixtures.url("approval-messages.jsonl"))
-        let directory = try withReplayedLedger(fixture) { replayed in
+        let directory = try fixture.replay { replayed in
             #expect(Self.exists(replayed.directory))
             return replayed.directory
         }
