@@ -123,7 +123,7 @@ public final class Ledger: Sendable {
     /// Other processes may have the same ledger open at the same time, for reading or writing (LMDB
     /// serializes their writes); reader slots left behind by processes that died are cleared here.
     /// Within one process, open a ledger once and share the `Ledger`: a second open of the same directory
-    /// throws `.locked` until the first `Ledger` is released.
+    /// throws `.locked` until the first `Ledger` is closed (``close()``) or released.
     ///
     /// - Throws: ``LedgerError`` of kind `.missing` when a read-only open finds no ledger, `.notALedger`
     ///   when the directory holds something else, `.locked` when it is already open in this process,
