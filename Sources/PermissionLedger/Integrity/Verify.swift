@@ -85,7 +85,7 @@ extension Ledger {
         do {
             return try verify(path: path, progress: progress, cancellation: nil)
         } catch {
-            throw error as! LedgerError
+            throw LedgerError.storage(error, path: path)
         }
     }
 
