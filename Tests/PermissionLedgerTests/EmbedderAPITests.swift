@@ -73,7 +73,7 @@ import Testing
             _ = try await events.next()
             _ = try await events.next()
             #expect(events.position == 6, "the page read reached the head; kid-2's events count as read")
-            var responses = ledger.responses(after: 4).makeAsyncIterator()
+            let responses = ledger.responses(after: 4).makeAsyncIterator()
             #expect(responses.position == 4)
         }
     }

@@ -35,6 +35,16 @@ import PermissionModel
     public static func encode(_ event: PermissionEvent, recordedAt: Timestamp) -> [UInt8] {
         var w = RecordWriter()
         w.byte(version)
+        write(event, recordedAt: recordedAt, into: &w, envelope: false)
+        return w.bytes
+    }
+
+    /// The fields of `event` after the version byte; with `envelope`, without its personal fields (format
+    /// version 2: handles keep their kind, and names, descriptions, titles and messages are left out).
+    static func write(_ event: PermissionEvent, recordedAt: Timestamp, into w: inout RecordWriter, envelope: Bool) {
+        func handle(_ h: CommunicationHandle) {
+            if envelope { w.byte(Codes.kind(h.kind)) } else { w.handle(h) }
+        }
         w.byte(tag(event.type))
         w.signed(event.occurredAt.microseconds)
         w.signed(recordedAt.microseconds)
@@ -48,18 +58,18 @@ import PermissionModel
                 w.byte(1)
                 w.unsigned(UInt64(topic.personInformation.count))
                 for person in topic.personInformation {
-                    w.handle(person.handle)
-                    w.name(person.nameComponents)
+                    handle(person.handle)
+                    if !envelope { w.name(person.nameComponents) }
                 }
                 w.unsigned(Codes.actionMask(topic.actions))
             case .significantAppUpdate(let topic):
                 w.byte(2)
-                w.text(topic.description)
+                if !envelope { w.text(topic.description) }
             }
             w.unsigned(UInt64(q.choices.count))
             for choice in q.choices {
                 w.text(choice.id)
-                w.text(choice.title)
+                if !envelope { w.text(choice.title) }
                 w.byte(choice.answer == .approval ? 1 : 2)
                 w.unsigned(choice.grantSeconds.map(UInt64.init) ?? 0)
             }
@@ -70,26 +80,27 @@ import PermissionModel
         case .questionAskFailed(let id, let error):
             w.uuid(id)
             w.byte(Codes.askError(error.code))
-            w.optionalText(error.message)
+            if !envelope { w.optionalText(error.message) }
         case .questionAnswered(let id, let choiceID, let via):
             w.uuid(id)
             w.text(choiceID)
             w.byte(Codes.via(via))
         case .handlesObserved(let checked, let known):
             w.unsigned(UInt64(checked.count))
-            for handle in checked { w.handle(handle) }
+            for h in checked { handle(h) }
             w.unsigned(UInt64(known.count))
-            for handle in known { w.handle(handle) }
+            for h in known { handle(h) }
         case .permissionChanged(let permission, let state, let cause):
             w.byte(Codes.permission(permission))
             w.byte(Codes.state(state))
             w.byte(cause.map(Codes.cause) ?? 0)
         }
-        return w.bytes
     }
 
     /// The fields every record starts with: what a reader needs of an event it only names or places in time.
     public struct Header {
+        /// The record's format version: 1, or 2 for a record whose personal fields are sealed apart (``SealedRecord``).
+        public var version: UInt8
         /// The event's type.
         public var type: EventType
         /// When it happened.
@@ -109,14 +120,14 @@ import PermissionModel
     }
 
     /// Reads the header that starts every record: what ``decodeHeader(_:id:)`` returns and ``decode(_:)`` begins with.
-    private static func readHeader(_ r: inout RecordReader, id: Bool) throws(DecodingError) -> Header {
+    static func readHeader(_ r: inout RecordReader, id: Bool) throws(DecodingError) -> Header {
         let v = try r.byte()
-        guard v == version else { throw DecodingError(reason: "unknown format version \(v)") }
+        guard v == version || v == SealedRecord.version else { throw DecodingError(reason: "unknown format version \(v)") }
         let tag = try r.byte()
         guard let type = Self.types[Int(tag)] else { throw DecodingError(reason: "unknown event type tag \(tag)") }
         let occurredAt = Timestamp(microseconds: try r.signed())
         let recordedAt = Timestamp(microseconds: try r.signed())
-        return Header(type: type, occurredAt: occurredAt, recordedAt: recordedAt, id: id ? try r.text() : "")
+        return Header(version: v, type: type, occurredAt: occurredAt, recordedAt: recordedAt, id: id ? try r.text() : "")
     }
 
     /// The event type of each record tag (`nil` for a byte that is no tag), made from ``tag(_:)``.
@@ -129,6 +140,18 @@ import PermissionModel
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> PermissionEvent {
         var r = RecordReader(bytes)
         let header = try readHeader(&r, id: true)
+        guard header.version == version else { throw DecodingError(reason: "a version \(header.version) record read as version \(version)") }
+        let event = try readBody(header, from: &r, envelope: false)
+        guard r.isAtEnd else { throw DecodingError(reason: "\(r.remaining) unexpected trailing bytes") }
+        return event
+    }
+
+    /// The event after its header; with `envelope`, as ``write(_:recordedAt:into:envelope:)`` wrote it without
+    /// its personal fields, which are left empty (handles with an empty value, no names, empty texts, no message).
+    static func readBody(_ header: Header, from r: inout RecordReader, envelope: Bool) throws(DecodingError) -> PermissionEvent {
+        func handle() throws(DecodingError) -> CommunicationHandle {
+            envelope ? CommunicationHandle(normalizedValue: "", kind: try Codes.kind(try r.byte())) : try r.handle()
+        }
         let subject = try r.text()
         let payload: PermissionEvent.Payload
         switch header.type {
@@ -140,12 +163,12 @@ import PermissionModel
                 let count = try r.count()
                 var people: [PersonInformation] = []
                 people.reserveCapacity(count)
-                for _ in 0..<count { people.append(PersonInformation(handle: try r.handle(), nameComponents: try r.name())) }
+                for _ in 0..<count { people.append(PersonInformation(handle: try handle(), nameComponents: envelope ? nil : try r.name())) }
                 let actions = try Codes.actions(mask: try r.unsigned())
                 guard !people.isEmpty else { throw DecodingError(reason: "a communication topic without people") }
                 topic = .communication(CommunicationTopic(uncheckedPersonInformation: people, actions: actions))
             case 2:
-                topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: try r.text()))
+                topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: envelope ? "" : try r.text()))
             case let other: throw DecodingError(reason: "unknown topic \(other)")
             }
             let count = try r.count()
@@ -153,7 +176,7 @@ import PermissionModel
             choices.reserveCapacity(count)
             for _ in 0..<count {
                 let cid = try r.text()
-                let title = try r.text()
+                let title = envelope ? "" : try r.text()
                 let answer: PermissionChoice.Answer
                 switch try r.byte() {
                 case 1: answer = .approval
@@ -174,7 +197,7 @@ import PermissionModel
         case .questionAskFailed:
             let qid = try r.uuid()
             let code = try Codes.askError(try r.byte())
-            payload = .questionAskFailed(questionID: qid, error: AskError(code: code, message: try r.optionalText()))
+            payload = .questionAskFailed(questionID: qid, error: AskError(code: code, message: envelope ? nil : try r.optionalText()))
         case .questionAnswered:
             let qid = try r.uuid()
             let choice = try r.text()
@@ -184,11 +207,11 @@ import PermissionModel
             var checked: [CommunicationHandle] = []
             let checkedCount = try r.count()
             checked.reserveCapacity(checkedCount)
-            for _ in 0..<checkedCount { checked.append(try r.handle()) }
+            for _ in 0..<checkedCount { checked.append(try handle()) }
             var known: [CommunicationHandle] = []
             let knownCount = try r.count()
             known.reserveCapacity(knownCount)
-            for _ in 0..<knownCount { known.append(try r.handle()) }
+            for _ in 0..<knownCount { known.append(try handle()) }
             payload = .handlesObserved(checked: checked, known: known)
         case .permissionChanged:
             let permission = try Codes.permission(try r.byte())
@@ -196,7 +219,6 @@ import PermissionModel
             let causeCode = try r.byte()
             payload = .permissionChanged(permission, state: state, cause: causeCode == 0 ? nil : try Codes.cause(causeCode))
         }
-        guard r.isAtEnd else { throw DecodingError(reason: "\(r.remaining) unexpected trailing bytes") }
         return PermissionEvent(id: header.id, subject: subject, occurredAt: header.occurredAt, recordedAt: header.recordedAt, payload: payload)
     }
 }

@@ -1,0 +1,50 @@
+internal import Crypto
+import Foundation
+import PermissionModel
+
+/// The keys derived from a subject's data keys, with HKDF-SHA256, and the keyed hashes that find a handle
+/// without its value.
+///
+/// - A subject's events recorded on one UTC day share a **day key**, kept wrapped in the key store. Each event's
+///   personal fields are sealed under its own **event key**, derived from the day key and the event's `seq`: an
+///   erasure of the events before a time inside a day keeps the later events of that day readable by storing
+///   their event keys on their own before the day key is destroyed.
+/// - A subject's **lookup key**, also in the key store, gives the **handle tokens**: HMAC-SHA256 of the handle's
+///   kind code and value, cut to 16 bytes. Tokens stand for handles in every table, so that a lookup by handle
+///   is one seek and no table holds a value; an erasure destroys the lookup key, and what it keeps is hashed
+///   again under a new one.
+package enum DataKeys {
+    /// Microseconds in a day: day keys are by UTC day of `recordedAt`.
+    static let microsecondsPerDay: Int64 = 86_400_000_000
+
+    /// The UTC day (days since 1970-01-01) of `time`.
+    package static func day(of time: Timestamp) -> Int64 {
+        let (quotient, remainder) = time.microseconds.quotientAndRemainder(dividingBy: microsecondsPerDay)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+
+    /// The first instant of `day`.
+    package static func start(ofDay day: Int64) -> Timestamp { Timestamp(microseconds: day * microsecondsPerDay) }
+
+    /// The key that seals the personal fields of the event at `seq`, from its day key.
+    static func eventKey(dayKey: SymmetricKey, seq: UInt64) -> SymmetricKey {
+        var info = Array("PermissionLedger event key 1".utf8)
+        info.appendSeq(seq)
+        return HKDF<SHA256>.deriveKey(inputKeyMaterial: dayKey, info: info, outputByteCount: 32)
+    }
+
+    /// The HMAC key of handle tokens, from a subject's lookup key.
+    static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: lookupKey, info: Array("PermissionLedger handle token 1".utf8), outputByteCount: 32)
+    }
+
+    /// The length of a handle token.
+    package static let tokenSize = 16
+
+    /// The token of `handle` under `tokenKey`: HMAC-SHA256 of the kind's code and the value's UTF-8, first 16 bytes.
+    static func token(_ handle: CommunicationHandle, tokenKey: SymmetricKey) -> [UInt8] {
+        var message: [UInt8] = [Codes.kind(handle.kind)]
+        message.appendUTF8(handle.value)
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: tokenKey).prefix(tokenSize))
+    }
+}

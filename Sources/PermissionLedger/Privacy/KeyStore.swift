@@ -1,0 +1,159 @@
+internal import Crypto
+import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// A ledger's data keys, each wrapped by the ledger's key (``LedgerKey``), in slots of a file that the ledger
+/// overwrites in place: `data-keys` in the ledger's directory.
+///
+/// The keys are not kept in LMDB: LMDB never overwrites a page in place but copies it, and the old copy stays in
+/// the data file, readable, until LMDB happens to reuse the page. A key destroyed there would survive for an
+/// unknown time. Here destroying a key overwrites its slot with zeros and flushes the file before it returns, so
+/// no copy of the key is left in the directory (see docs/STORAGE.md, "Keys").
+///
+/// The file: a 64-byte header (`PLDKEYS1`, 16 bytes that name this store, zeros), then 64-byte slots, the
+/// slot `n` at `64 + 64 n`. A slot holds AES-256-GCM's nonce (12 bytes), the sealed key (32) and its tag (16),
+/// then 4 zero bytes; the additional data is `PermissionLedger data key`, the store's name and `n` (8 bytes,
+/// big-endian), so that a slot moved or copied from another store does not open. A destroyed slot is 64 zeros.
+package final class KeyStore: @unchecked Sendable {
+    /// The file's name in the ledger's directory.
+    package static let fileName = "data-keys"
+    static let headerSize = 64
+    static let slotSize = 64
+    private static let magic = Array("PLDKEYS1".utf8)
+
+    /// The file's path.
+    package let path: String
+    private let fd: Int32
+    private let storeID: [UInt8]
+    private let ledgerKey: LedgerKey
+
+    private init(path: String, fd: Int32, storeID: [UInt8], ledgerKey: LedgerKey) {
+        self.path = path
+        self.fd = fd
+        self.storeID = storeID
+        self.ledgerKey = ledgerKey
+    }
+
+    deinit { close(fd) }
+
+    /// Opens the key store of the ledger directory at `directory`, creating it when `writable` and absent.
+    /// Returns `nil` when it is absent and not to be created.
+    package static func open(directory: String, ledgerKey: LedgerKey, writable: Bool, secrets: SecretSource) throws(LedgerError) -> KeyStore? {
+        let path = directory + "/" + fileName
+        do throws(OwnerOnlyFile.Problem) {
+            var fd = try OwnerOnlyFile.openExisting(path, writable: writable)
+            if fd == nil, writable {
+                var header = magic + secrets.bytes(16)
+                header += [UInt8](repeating: 0, count: headerSize - header.count)
+                _ = try OwnerOnlyFile.create(path, contents: header)
+                fd = try OwnerOnlyFile.openExisting(path, writable: true)
+            }
+            guard let fd else { return nil }
+            var header = [UInt8](repeating: 0, count: headerSize)
+            let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, headerSize, 0) }
+            var info = stat()
+            guard count == headerSize, Array(header.prefix(8)) == magic, fstat(fd, &info) == 0,
+                  (Int(info.st_size) - headerSize) % slotSize == 0 else {
+                close(fd)
+                throw OwnerOnlyFile.Problem(path: path, reason: "is not a ledger's key store, or is damaged")
+            }
+            return KeyStore(path: path, fd: fd, storeID: Array(header[8..<24]), ledgerKey: ledgerKey)
+        } catch {
+            throw LedgerError(.notALedger, "key store \(error.description)")
+        }
+    }
+
+    /// The number of slots, destroyed ones included.
+    package var slotCount: UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 0 }
+        return UInt64(max(0, Int(info.st_size) - Self.headerSize) / Self.slotSize)
+    }
+
+    /// Wraps `key` into a new slot at the end of the file and returns the slot's number. The slot is durable
+    /// only after ``sync()``: call it once for all the keys a commit needs, before that commit.
+    func add(_ key: SymmetricKey, secrets: SecretSource) throws(LedgerError) -> UInt64 {
+        try locked(exclusive: true) { () throws(LedgerError) -> UInt64 in
+            let slot = slotCount
+            let sealed: AES.GCM.SealedBox
+            do {
+                let nonce = try AES.GCM.Nonce(data: secrets.bytes(12))
+                sealed = try key.withUnsafeBytes { bytes in
+                    try AES.GCM.seal(Data(bytes), using: ledgerKey.key, nonce: nonce, authenticating: additionalData(slot))
+                }
+            } catch {
+                throw LedgerError(.storage, "key store \(path): a data key could not be wrapped: \(error)")
+            }
+            var bytes = Array(sealed.combined!)
+            bytes += [UInt8](repeating: 0, count: Self.slotSize - bytes.count)
+            try write(bytes, at: slot)
+            return slot
+        }
+    }
+
+    /// Makes every slot written so far durable (`fdatasync`).
+    package func sync() throws(LedgerError) {
+        guard fdatasync(fd) == 0 else {
+            throw LedgerError(.storage, "key store \(path): cannot be flushed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The data key in `slot`, or `nil` when it was destroyed.
+    ///
+    /// - Throws: `.damaged` when the slot does not open with the ledger's key: the key store is damaged, or
+    ///   belongs to another ledger, or the key file is not this ledger's.
+    func key(slot: UInt64) throws(LedgerError) -> SymmetricKey? {
+        guard slot < slotCount else { throw LedgerError(.damaged, "key store \(path): has no key \(slot)") }
+        var bytes = [UInt8](repeating: 0, count: Self.slotSize)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.slotSize, offset(slot)) }
+        guard count == Self.slotSize else {
+            throw LedgerError(.storage, "key store \(path): cannot be read: \(String(cString: strerror(errno)))")
+        }
+        if bytes.allSatisfy({ $0 == 0 }) { return nil }
+        do {
+            let box = try AES.GCM.SealedBox(combined: bytes.prefix(60))
+            return SymmetricKey(data: try AES.GCM.open(box, using: ledgerKey.key, authenticating: additionalData(slot)))
+        } catch {
+            throw LedgerError(.damaged, "key store \(path): key \(slot) does not open with the ledger's key (\(ledgerKey.location)); the key file or the key store is not this ledger's, or is damaged")
+        }
+    }
+
+    /// Destroys the keys in `slots`: overwrites each slot with zeros and flushes the file before it returns.
+    /// Destroying a destroyed slot again does nothing.
+    package func destroy(_ slots: some Sequence<UInt64>) throws(LedgerError) {
+        try locked(exclusive: true) { () throws(LedgerError) in
+            let zeros = [UInt8](repeating: 0, count: Self.slotSize)
+            for slot in slots where slot < slotCount { try write(zeros, at: slot) }
+            try sync()
+        }
+    }
+
+    /// Runs `body` holding the store's lock (`flock`), shared or exclusive: adding and destroying keys take it
+    /// exclusively, a backup shares it, so that it copies the store as one state.
+    package func locked<T>(exclusive: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+            guard errno == EINTR else { throw LedgerError(.storage, "key store \(path): cannot be locked: \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    private func offset(_ slot: UInt64) -> off_t { off_t(Self.headerSize) + off_t(slot) * off_t(Self.slotSize) }
+
+    private func additionalData(_ slot: UInt64) -> [UInt8] {
+        var data = Array("PermissionLedger data key".utf8) + storeID
+        data.appendSeq(slot)
+        return data
+    }
+
+    private func write(_ bytes: [UInt8], at slot: UInt64) throws(LedgerError) {
+        let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset(slot)) }
+        guard count == bytes.count else {
+            throw LedgerError(.storage, "key store \(path): cannot be written: \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// The files that hold keys: regular files of the effective user, readable and writable by no one else
+/// (mode 0600), opened without following a symbolic link.
+enum OwnerOnlyFile {
+    /// Why a key file cannot be used, in plain words, naming the file and what to do.
+    struct Problem: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "\(path): \(reason)" }
+    }
+
+    /// Opens the existing file at `path` (`O_RDONLY` or `O_RDWR`) after checking what it is: a regular file with
+    /// one name, owned by the effective user, with no access for group or others. Returns `nil` when there is
+    /// no file at `path`.
+    static func openExisting(_ path: String, writable: Bool) throws(Problem) -> Int32? {
+        let fd = openFile(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP { throw Problem(path: path, reason: "is a symbolic link; a key file must be a regular file") }
+            throw Problem(path: path, reason: "cannot be opened: \(String(cString: strerror(code)))")
+        }
+        do {
+            try check(fd, path: path)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Creates the file at `path` with `contents`, mode 0600, atomically: it appears whole or not at all (written
+    /// under a temporary name, flushed, then linked, which fails if another process created it meanwhile).
+    /// Returns `false` when a file already exists at `path`.
+    static func create(_ path: String, contents: [UInt8]) throws(Problem) -> Bool {
+        let temporary = path + ".tmp-\(getpid())"
+        unlink(temporary)
+        let fd = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))") }
+        defer { unlink(temporary) }
+        let written = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let flushed = fsync(fd) == 0
+        close(fd)
+        guard written == contents.count, flushed else {
+            throw Problem(path: path, reason: "cannot be written: \(String(cString: strerror(errno)))")
+        }
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { return false }
+            throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
+        }
+        syncDirectory(of: path)
+        return true
+    }
+
+    /// Reads the whole file open at `fd`, refusing one larger than `limit` bytes.
+    static func read(_ fd: Int32, path: String, limit: Int) throws(Problem) -> [UInt8] {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
+        guard Int(info.st_size) <= limit else { throw Problem(path: path, reason: "is not a key file (\(info.st_size) bytes)") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count == bytes.count else { throw Problem(path: path, reason: "cannot be read: \(String(cString: strerror(errno)))") }
+        return bytes
+    }
+
+    private static func check(_ fd: Int32, path: String) throws(Problem) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw Problem(path: path, reason: "is not a regular file; a key file must be one") }
+        guard info.st_nlink == 1 else { throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one") }
+        guard info.st_uid == geteuid() else { throw Problem(path: path, reason: "belongs to another user (uid \(info.st_uid)); a key file must be yours") }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw Problem(path: path, reason: "can be read or written by others (mode \(mode)); a key file must be yours alone: chmod 600 \(path)")
+        }
+    }
+
+    /// Flushes the directory that holds `path`, so that a file just created or renamed in it survives a crash.
+    static func syncDirectory(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = openFile(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+
+/// `open(2)`, outside ``OwnerOnlyFile`` whose own `openExisting` would otherwise hide it.
+private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { open(path, flags, mode) }

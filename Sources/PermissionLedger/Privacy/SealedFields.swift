@@ -1,0 +1,66 @@
+internal import Crypto
+import Foundation
+
+/// An event's personal fields as they are stored: encrypted, and committed to by a hash that reveals nothing of
+/// them while its salt is secret.
+///
+/// - The **commitment** is HMAC-SHA256 keyed by a 32-byte secret salt over the fields' canonical bytes
+///   (``PersonalFields/encoded()``). The chain hash covers it, not the fields: once the salt is gone, the
+///   commitment cannot be checked against a guess (a phone number is one of about 10^10), and an erasure changes
+///   no byte a hash covers. Given the salt and the fields, anyone can check it with any HMAC implementation.
+/// - The **sealed box** is ChaChaPoly (ChaCha20-Poly1305) under the event's own key (``DataKeys``), over the salt
+///   followed by the canonical bytes, authenticated with `additionalData` (the record's chained bytes), as
+///   swift-crypto's `combined` form: nonce (12 bytes), ciphertext, tag (16 bytes). The salt lives only here.
+package struct SealedFields: Hashable, Sendable {
+    package static let saltSize = 32
+
+    /// The commitment to the fields (32 bytes).
+    package var commitment: [UInt8]
+    /// Nonce, ciphertext and tag.
+    package var box: [UInt8]
+
+    /// The commitment of `fields` under `salt`.
+    package static func commitment(to fields: PersonalFields, salt: [UInt8]) -> [UInt8] {
+        commitment(toEncoded: fields.encoded(), salt: salt)
+    }
+
+    static func commitment(toEncoded bytes: [UInt8], salt: [UInt8]) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: bytes, using: SymmetricKey(data: salt)))
+    }
+
+    /// A salt and the commitment of `fields` under it, for a record's chained bytes before they are sealed.
+    package static func commit(_ fields: PersonalFields, secrets: SecretSource) -> (salt: [UInt8], commitment: [UInt8]) {
+        let salt = secrets.bytes(saltSize)
+        return (salt, commitment(to: fields, salt: salt))
+    }
+
+    /// Seals `fields` with their `salt` under `key`, bound to `additionalData`.
+    static func seal(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource) throws -> [UInt8] {
+        let plaintext = salt + fields.encoded()
+        let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12))
+        return Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
+    }
+
+    /// Opens `box` with `key`, checks the fields against `commitment`, and returns them with their salt.
+    ///
+    /// - Throws: ``EventRecord/DecodingError`` when the box does not open (wrong key, or damaged) or what it
+    ///   holds does not match the commitment.
+    static func open(_ box: [UInt8], key: SymmetricKey, additionalData: [UInt8], commitment: [UInt8]) throws(EventRecord.DecodingError) -> (salt: [UInt8], fields: PersonalFields) {
+        let plaintext: Data
+        do {
+            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
+        } catch {
+            throw .init(reason: "the personal fields do not open with their key (damaged)")
+        }
+        guard plaintext.count >= saltSize else { throw .init(reason: "the sealed personal fields are too short") }
+        let salt = Array(plaintext.prefix(saltSize))
+        let encoded = Array(plaintext.dropFirst(saltSize))
+        guard Self.commitment(toEncoded: encoded, salt: salt) == commitment else {
+            throw .init(reason: "the personal fields do not match their commitment")
+        }
+        let fields = encoded.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) in try PersonalFields(decoding: bytes) }
+        }
+        return (salt, try fields.get())
+    }
+}

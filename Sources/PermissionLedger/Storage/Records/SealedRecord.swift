@@ -1,0 +1,145 @@
+internal import Crypto
+import Foundation
+import PermissionModel
+
+/// An event record of format version 2: its personal fields sealed apart (docs/STORAGE.md, "Event records, format
+/// version 2").
+///
+/// The record is in two parts. The **chained** part, which the chain hash covers: the version byte 2, the header
+/// and payload of version 1 without the personal fields (``EventRecord/write(_:recordedAt:into:envelope:)``), then
+/// `u8` 0 when the event has no personal field, or 1 and the 32-byte commitment to them (``SealedFields``). The
+/// **trailer**, which no hash covers and which an erasure may drop: the sealed personal fields (`varint` length,
+/// then nonce, ciphertext and tag), then one 16-byte handle token per handle of the event, in its order
+/// (``DataKeys/token(_:tokenKey:)``). Stored, the record is the chained part, the trailer, and the trailer's
+/// length as 4 bytes big-endian.
+@_spi(StorageEngine) public struct SealedRecord: Hashable, Sendable {
+    static let version: UInt8 = 2
+
+    /// The bytes the chain hash covers.
+    public var chained: [UInt8]
+    /// The sealed personal fields: nonce, ciphertext and tag; empty when the event has none, or they are erased.
+    public var box: [UInt8]
+    /// The tokens of the event's handles, 16 bytes each, in the event's order.
+    public var tokens: [UInt8]
+
+    public init(chained: [UInt8], box: [UInt8], tokens: [UInt8]) {
+        self.chained = chained
+        self.box = box
+        self.tokens = tokens
+    }
+
+    /// Seals `event`, recorded at `recordedAt`: its envelope and the commitment to its personal fields, the fields
+    /// sealed under `eventKey`, and its handles' tokens under `tokenKey`. Returns the record and the commitment's
+    /// salt (which the sealed box holds too).
+    static func seal(
+        _ event: PermissionEvent, recordedAt: Timestamp, eventKey: SymmetricKey, tokenKey: SymmetricKey, secrets: SecretSource
+    ) throws -> (record: SealedRecord, salt: [UInt8]?) {
+        let fields = PersonalFields(of: event)
+        var salt: [UInt8]?
+        var commitment: [UInt8]?
+        if !fields.isEmpty {
+            let committed = SealedFields.commit(fields, secrets: secrets)
+            salt = committed.salt
+            commitment = committed.commitment
+        }
+        let chained = chainedBytes(event, recordedAt: recordedAt, commitment: commitment)
+        let box = try salt.map { try SealedFields.seal(fields, salt: $0, key: eventKey, additionalData: chained, secrets: secrets) } ?? []
+        var tokens: [UInt8] = []
+        for handle in handles(of: event) { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+        return (SealedRecord(chained: chained, box: box, tokens: tokens), salt)
+    }
+
+    /// The chained part of `event`'s record with `commitment` (`nil` when it has no personal field). With the salt
+    /// given in an export, this is how an import rebuilds the same chained bytes, and the same hash.
+    static func chainedBytes(_ event: PermissionEvent, recordedAt: Timestamp, commitment: [UInt8]?) -> [UInt8] {
+        var w = RecordWriter()
+        w.byte(version)
+        EventRecord.write(event, recordedAt: recordedAt, into: &w, envelope: true)
+        if let commitment {
+            w.byte(1)
+            w.bytes += commitment
+        } else {
+            w.byte(0)
+        }
+        return w.bytes
+    }
+
+    /// The handles of `event` whose values are personal, in the order of its personal fields.
+    static func handles(of event: PermissionEvent) -> [CommunicationHandle] {
+        switch event.payload {
+        case .questionAsked(let question): question.topic.handles
+        case .handlesObserved(let checked, let known): checked + known
+        default: []
+        }
+    }
+
+    /// The envelope of a chained part: the event with its personal fields empty, and the commitment when it has one.
+    public static func envelope(_ chained: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> (event: PermissionEvent, commitment: [UInt8]?) {
+        var r = RecordReader(chained)
+        let header = try EventRecord.readHeader(&r, id: true)
+        guard header.version == version else { throw .init(reason: "a version \(header.version) record read as version \(version)") }
+        let event = try EventRecord.readBody(header, from: &r, envelope: true)
+        let commitment: [UInt8]?
+        switch try r.byte() {
+        case 0: commitment = nil
+        case 1: commitment = Array(try r.raw(32))
+        case let other: throw .init(reason: "bad commitment flag \(other)")
+        }
+        guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected trailing bytes") }
+        if commitment == nil, !PersonalFields(of: event).isEmpty {
+            throw .init(reason: "an event with personal fields and no commitment")
+        }
+        return (event, commitment)
+    }
+
+    /// The event with its personal fields, opened with `eventKey`, and the commitment's salt.
+    func open(eventKey: SymmetricKey) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
+        let (envelope, commitment) = try chained.withUnsafeBytes { bytes in Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes) } }.get()
+        guard let commitment else { return (envelope, nil) }
+        guard !box.isEmpty else { throw .init(reason: "the personal fields are erased") }
+        let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment)
+        return (try fields.restoring(envelope), salt)
+    }
+
+    /// The record as stored after its chain hash.
+    public func stored() -> [UInt8] {
+        var w = RecordWriter(capacity: chained.count + box.count + tokens.count + 12)
+        w.bytes += chained
+        let trailerStart = w.bytes.count
+        w.unsigned(UInt64(box.count))
+        w.bytes += box
+        w.unsigned(UInt64(tokens.count / DataKeys.tokenSize))
+        w.bytes += tokens
+        let trailer = UInt32(w.bytes.count - trailerStart)
+        withUnsafeBytes(of: trailer.bigEndian) { w.bytes += $0 }
+        return w.bytes
+    }
+
+    /// The part of a stored record that the chain hash covers: all of a version 1 record, the chained part of a
+    /// version 2 one.
+    public static func chainedPart(of stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> UnsafeRawBufferPointer {
+        guard let first = stored.first else { throw .init(reason: "an empty record") }
+        guard first == version else { return stored }
+        return UnsafeRawBufferPointer(rebasing: stored[..<(try trailerStart(stored))])
+    }
+
+    private static func trailerStart(_ stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> Int {
+        guard stored.count >= 5 else { throw .init(reason: "record ends early") }
+        var length = 0
+        for b in stored.suffix(4) { length = length << 8 | Int(b) }
+        guard length <= stored.count - 5 else { throw .init(reason: "the record's trailer is longer than the record") }
+        return stored.count - 4 - length
+    }
+
+    /// Reads a stored version 2 record.
+    public init(stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        let start = try Self.trailerStart(stored)
+        chained = Array(stored[..<start])
+        var r = RecordReader(UnsafeRawBufferPointer(rebasing: stored[start..<(stored.count - 4)]))
+        box = Array(try r.raw(try r.count()))
+        let tokenCount = try r.count()
+        guard tokenCount <= r.remaining / DataKeys.tokenSize else { throw .init(reason: "count \(tokenCount) exceeds the record") }
+        tokens = Array(try r.raw(tokenCount * DataKeys.tokenSize))
+        guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected trailing bytes after the tokens") }
+    }
+}

@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+@testable import PermissionLedger
+import Testing
+
+/// The ledger's key file and its store of wrapped data keys.
+@Suite struct KeyStoreTests {
+    static func mode(_ path: String) -> mode_t {
+        var info = stat()
+        stat(path, &info)
+        return info.st_mode & 0o777
+    }
+
+    static func bytes(_ path: String) -> [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()) }
+
+    static func keyBytes(_ key: SymmetricKey) -> [UInt8] { key.withUnsafeBytes { Array($0) } }
+
+    @Test func theKeyFileIsMadeOwnerOnlyAndReadBack() async throws {
+        try await withTemporaryDirectory { directory in
+            let location = LedgerKey.Location.of(ledgerPath: directory, given: nil, environment: [:])
+            #expect(location.path == directory + "/ledger.key")
+            #expect(location.origin == .ledgerDirectory)
+            let made = try LedgerKey.readOrCreate(at: location, secrets: .system)
+            #expect(Self.mode(location.path) == 0o600)
+            let read = try #require(try LedgerKey.read(at: location))
+            #expect(Self.keyBytes(read.key) == Self.keyBytes(made.key))
+            // Made again: the existing key, not a new one.
+            #expect(Self.keyBytes(try LedgerKey.readOrCreate(at: location, secrets: .system).key) == Self.keyBytes(made.key))
+            #expect(String(decoding: Self.bytes(location.path), as: UTF8.self).hasPrefix("permission-ledger-key-1 "))
+        }
+    }
+
+    @Test func theKeyFileIsFoundAsNamed() {
+        let environment = [LedgerKey.environmentVariable: "/keys/from-environment"]
+        #expect(LedgerKey.Location.of(ledgerPath: "/l", given: "/keys/given", environment: environment) == .init(path: "/keys/given", origin: .given))
+        #expect(LedgerKey.Location.of(ledgerPath: "/l", given: nil, environment: environment) == .init(path: "/keys/from-environment", origin: .environment))
+        #expect(LedgerKey.Location.of(ledgerPath: "/l", given: nil, environment: [LedgerKey.environmentVariable: ""]).origin == .ledgerDirectory)
+    }
+
+    @Test func aKeyFileOthersCanReadOrThatIsNoKeyIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let location = LedgerKey.Location(path: directory + "/k", origin: .given)
+            _ = try LedgerKey.readOrCreate(at: location, secrets: .system)
+            chmod(location.path, 0o644)
+            let open = ledgerError { _ = try LedgerKey.read(at: location) }
+            #expect(open?.message.contains("chmod 600 \(location.path)") == true, "\(String(describing: open))")
+            chmod(location.path, 0o600)
+            symlink(location.path, directory + "/link")
+            #expect(ledgerError { _ = try LedgerKey.read(at: .init(path: directory + "/link", origin: .given)) }?.message.contains("symbolic link") == true)
+            FileManager.default.createFile(atPath: directory + "/garbage", contents: Data("not a key\n".utf8), attributes: [.posixPermissions: 0o600])
+            #expect(ledgerError { _ = try LedgerKey.read(at: .init(path: directory + "/garbage", origin: .given)) }?.message.contains("not a ledger key file") == true)
+            #expect(try LedgerKey.read(at: .init(path: directory + "/absent", origin: .given)) == nil)
+        }
+    }
+
+    @Test func keysComeBackAfterReopening() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledgerKey = try LedgerKey.readOrCreate(at: .of(ledgerPath: directory, given: nil, environment: [:]), secrets: .system)
+            let keys = (0..<5).map { _ in SymmetricKey(size: .bits256) }
+            var slots: [UInt64] = []
+            do {
+                let store = try #require(try KeyStore.open(directory: directory, ledgerKey: ledgerKey, writable: true, secrets: .system))
+                for key in keys { slots.append(try store.add(key, secrets: .system)) }
+                try store.sync()
+                #expect(Self.mode(store.path) == 0o600)
+            }
+            #expect(slots == [0, 1, 2, 3, 4])
+            let store = try #require(try KeyStore.open(directory: directory, ledgerKey: ledgerKey, writable: false, secrets: .system))
+            for (slot, key) in zip(slots, keys) {
+                #expect(try store.key(slot: slot).map(Self.keyBytes) == Self.keyBytes(key))
+            }
+            #expect(ledgerError { _ = try store.key(slot: 5) }?.kind == .damaged)
+        }
+    }
+
+    @Test func aDestroyedKeyIsGoneFromTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledgerKey = try LedgerKey.readOrCreate(at: .of(ledgerPath: directory, given: nil, environment: [:]), secrets: .system)
+            let store = try #require(try KeyStore.open(directory: directory, ledgerKey: ledgerKey, writable: true, secrets: .system))
+            let kept = SymmetricKey(size: .bits256), destroyed = SymmetricKey(size: .bits256)
+            _ = try store.add(kept, secrets: .system)
+            let slot = try store.add(destroyed, secrets: .system)
+            try store.sync()
+            let wrapped = Array(Self.bytes(store.path)[(64 + 64 * Int(slot))..<(64 + 64 * Int(slot) + 60)])
+            #expect(Self.bytes(store.path).contains(subsequence: wrapped))
+            try store.destroy([slot])
+            #expect(try store.key(slot: slot) == nil)
+            #expect(try store.key(slot: 0).map(Self.keyBytes) == Self.keyBytes(kept))
+            // Neither the key nor its wrapped form is anywhere in the directory; nor was the key ever stored bare.
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+                let contents = Self.bytes(directory + "/" + name)
+                #expect(!contents.contains(subsequence: wrapped), "\(name)")
+                #expect(!contents.contains(subsequence: Self.keyBytes(destroyed)), "\(name)")
+                #expect(!contents.contains(subsequence: Self.keyBytes(kept)), "\(name)")
+            }
+            try store.destroy([slot])
+            #expect(store.slotCount == 2)
+        }
+    }
+
+    @Test func aStoreOpensOnlyWithItsLedgersKeyAndSlotsStayInPlace() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledgerKey = try LedgerKey.readOrCreate(at: .of(ledgerPath: directory, given: nil, environment: [:]), secrets: .system)
+            let store = try #require(try KeyStore.open(directory: directory, ledgerKey: ledgerKey, writable: true, secrets: .system))
+            _ = try store.add(SymmetricKey(size: .bits256), secrets: .system)
+            _ = try store.add(SymmetricKey(size: .bits256), secrets: .system)
+            try store.sync()
+            let other = try LedgerKey.readOrCreate(at: .init(path: directory + "/other.key", origin: .given), secrets: .system)
+            let foreign = try #require(try KeyStore.open(directory: directory, ledgerKey: other, writable: false, secrets: .system))
+            #expect(ledgerError { _ = try foreign.key(slot: 0) }?.kind == .damaged)
+            // A slot copied over another does not open there.
+            var contents = Self.bytes(store.path)
+            contents.replaceSubrange(128..<192, with: contents[64..<128])
+            try Data(contents).write(to: URL(fileURLWithPath: store.path))
+            let copied = try #require(try KeyStore.open(directory: directory, ledgerKey: ledgerKey, writable: false, secrets: .system))
+            #expect(throws: Never.self) { _ = try copied.key(slot: 0) }
+            #expect(ledgerError { _ = try copied.key(slot: 1) }?.kind == .damaged)
+        }
+    }
+
+    @Test func theSeededSourceRepeatsAndTheSystemOneDoesNot() {
+        #expect(SecretSource.seeded("a").bytes(32) == SecretSource.seeded("a").bytes(32))
+        #expect(SecretSource.seeded("a").bytes(32) != SecretSource.seeded("b").bytes(32))
+        let seeded = SecretSource.seeded("a")
+        #expect(seeded.bytes(32) != seeded.bytes(32))
+        #expect(SecretSource.system.bytes(32) != SecretSource.system.bytes(32))
+        #expect(SecretSource.system.bytes(12).count == 12)
+    }
+}

@@ -1,0 +1,121 @@
+import Crypto
+import Foundation
+@_spi(StorageEngine) @testable import PermissionLedger
+import PermissionLedgerTesting
+import PermissionModel
+import Testing
+
+/// Records of format version 2: the personal fields sealed apart from the envelope the chain hash covers.
+@Suite struct SealedRecordTests {
+    static let recordedAt = Timestamp(microseconds: 1_795_000_000_000_000)
+
+    /// Every event of every fixture, with a seeded source so that failures repeat.
+    static func fixtureEvents() throws -> [PermissionEvent] {
+        try Fixtures.valid.flatMap { try Fixtures.fixture($0).events }
+    }
+
+    static func sealed(_ event: PermissionEvent, dayKey: SymmetricKey, lookupKey: SymmetricKey, secrets: SecretSource) throws -> SealedRecord {
+        try SealedRecord.seal(
+            event, recordedAt: recordedAt, eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7),
+            tokenKey: DataKeys.tokenKey(lookupKey: lookupKey), secrets: secrets
+        ).record
+    }
+
+    @Test func everyFixtureEventOpensAsItWasSealed() throws {
+        let secrets = SecretSource.seeded("sealed-record-tests")
+        let dayKey = secrets.key(), lookupKey = secrets.key()
+        let events = try Self.fixtureEvents()
+        #expect(events.count > 100)
+        for event in events {
+            let stored = try Self.sealed(event, dayKey: dayKey, lookupKey: lookupKey, secrets: secrets).stored()
+            let read = try stored.withUnsafeBytes { try SealedRecord(stored: $0) }
+            let opened = try read.open(eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7)).event
+            #expect(EventRecord.encode(opened, recordedAt: Self.recordedAt) == EventRecord.encode(event, recordedAt: Self.recordedAt), "\(event.id)")
+        }
+    }
+
+    @Test func noPersonalValueIsStoredInPlaintext() throws {
+        let secrets = SecretSource.seeded("sealed-record-tests")
+        let dayKey = secrets.key(), lookupKey = secrets.key()
+        var searched = 0
+        for event in try Self.fixtureEvents() {
+            let stored = try Self.sealed(event, dayKey: dayKey, lookupKey: lookupKey, secrets: secrets).stored()
+            // Values under 5 bytes are left out: random bytes hold one of them by chance.
+            for entry in PersonalFields(of: event).entries where entry.value.utf8.count >= 5 {
+                searched += 1
+                #expect(!stored.contains(subsequence: Array(entry.value.utf8)), "\(event.id): \(entry.field) is in the record")
+            }
+        }
+        #expect(searched > 50)
+    }
+
+    @Test func theChainedBytesHoldTheCommitmentAndNoKey() throws {
+        let event = try decodeEvent(#"{"type":"question.asked","id":"ev-1","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","question":{"id":"6A3F1C2E-0000-4000-8000-000000000001","topic":{"communication":{"people":[{"handle":{"value":"+15551234567","kind":"phoneNumber"},"name":{}}]}}}}"#)
+        let a = try Self.sealed(event, dayKey: SymmetricKey(size: .bits256), lookupKey: SymmetricKey(size: .bits256), secrets: .seeded("same"))
+        let b = try Self.sealed(event, dayKey: SymmetricKey(size: .bits256), lookupKey: SymmetricKey(size: .bits256), secrets: .seeded("same"))
+        // The same salt under other keys: the same chained bytes, another box and other tokens.
+        #expect(a.chained == b.chained)
+        #expect(a.box != b.box)
+        #expect(a.tokens != b.tokens)
+        #expect(a.tokens.count == DataKeys.tokenSize)
+        // Another salt: another commitment.
+        let c = try Self.sealed(event, dayKey: SymmetricKey(size: .bits256), lookupKey: SymmetricKey(size: .bits256), secrets: .seeded("other"))
+        #expect(a.chained != c.chained)
+        // The commitment is HMAC-SHA256 keyed by the salt over the canonical fields: recomputed here from the spec.
+        let (envelope, commitment) = try a.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
+        let salt = SecretSource.seeded("same").bytes(32)
+        let canonical: [UInt8] = [1, 12] + Array("+15551234567".utf8) + [2, 0] + [10, 7] + Array("Approve".utf8) + [10, 7] + Array("Decline".utf8)
+        #expect(commitment == Array(HMAC<SHA256>.authenticationCode(for: canonical, using: SymmetricKey(data: salt))))
+        // The envelope keeps the handle's kind and not its value; the empty name comes back from the sealed fields.
+        guard case .questionAsked(let question) = envelope.payload else { Issue.record("not a question"); return }
+        #expect(question.topic.handles.map(\.value) == [""])
+        #expect(throws: EventRecord.DecodingError.self) { try a.open(eventKey: DataKeys.eventKey(dayKey: SymmetricKey(size: .bits256), seq: 7)) }
+    }
+
+    @Test func aWrongKeyOrAChangedEnvelopeDoesNotOpen() throws {
+        let secrets = SecretSource.seeded("wrong-key")
+        let dayKey = secrets.key()
+        let event = try decodeEvent(#"{"type":"handles.observed","id":"ev-2","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)
+        var record = try Self.sealed(event, dayKey: dayKey, lookupKey: secrets.key(), secrets: secrets)
+        #expect(throws: EventRecord.DecodingError.self) { try record.open(eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 8)) }
+        #expect(throws: EventRecord.DecodingError.self) { try record.open(eventKey: secrets.key()) }
+        _ = try record.open(eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7))
+        record.chained[record.chained.count - 40] ^= 1
+        #expect(throws: EventRecord.DecodingError.self) { try record.open(eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7)) }
+    }
+
+    @Test func eventsWithoutPersonalFieldsHaveNoCommitmentAndNoBox() throws {
+        let secrets = SecretSource.seeded("none")
+        for line in [
+            #"{"type":"question.askFailed","id":"ev-6","subject":"kid-1","occurredAt":"2026-11-20T09:01:00Z","questionId":"6A3F1C2E-0000-4000-8000-000000000001","error":{"code":"unknown"}}"#,
+            #"{"type":"permission.changed","id":"ev-11","subject":"kid-1","occurredAt":"2026-11-20T09:05:00Z","permission":"camera","state":"authorized"}"#,
+        ] {
+            let record = try Self.sealed(try decodeEvent(line), dayKey: secrets.key(), lookupKey: secrets.key(), secrets: secrets)
+            #expect(record.box.isEmpty)
+            #expect(record.chained.last == 0)
+        }
+    }
+
+    @Test func aDamagedTrailerIsRefused() throws {
+        let secrets = SecretSource.seeded("trailer")
+        let event = try decodeEvent(#"{"type":"handles.observed","id":"ev-2","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)
+        let stored = try Self.sealed(event, dayKey: secrets.key(), lookupKey: secrets.key(), secrets: secrets).stored()
+        for cut in 1..<stored.count {
+            let damaged = Array(stored.prefix(cut))
+            // Whatever is cut, reading throws or reads a record that differs: it never traps.
+            if let read = try? damaged.withUnsafeBytes({ try SealedRecord(stored: $0) }) { #expect(read.stored() != stored) }
+        }
+        var longer = stored
+        longer[longer.count - 1] = 0xFF
+        #expect(throws: EventRecord.DecodingError.self) { try longer.withUnsafeBytes { try SealedRecord(stored: $0) } }
+        #expect(try stored.withUnsafeBytes { Array(try SealedRecord.chainedPart(of: $0)) } == (try stored.withUnsafeBytes { try SealedRecord(stored: $0) }).chained)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether `needle` occurs in these bytes.
+    func contains(subsequence needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
+        return (0...(count - needle.count)).contains { start in self[start..<(start + needle.count)].elementsEqual(needle) }
+    }
+}
