@@ -106,6 +106,10 @@ struct ToolRun: CustomStringConvertible {
 
 /// A fresh temporary directory for one test: ledgers, input files, the tool's working and temporary directories.
 struct Sandbox {
+    /// The variable that makes the tool draw new secrets from a seed, for tests only (docs/DECISIONS.md).
+    static let seedVariable = "PERMISSION_LEDGER_TEST_SEED"
+    /// The seed of the fixtures' expected results (Tools/check-fixtures.sh, Tools/Fixtures/make_expected.py).
+    static let seed = "permission-ledger fixtures"
     let root: URL
 
     /// The default ledger path of a test.
@@ -159,6 +163,8 @@ struct Sandbox {
         var variables = ProcessInfo.processInfo.environment
         variables["PERMISSION_LEDGER"] = nil
         variables["TMPDIR"] = temporaryDirectory.path
+        // New ledgers' keys and salts from a fixed seed (tests only): the same input gives the same ledger.
+        variables[Sandbox.seedVariable] = Sandbox.seed
         variables.merge(environment) { _, new in new }
         process.environment = variables
 
@@ -375,6 +381,7 @@ extension Sandbox {
         var environment = ProcessInfo.processInfo.environment
         environment["PERMISSION_LEDGER"] = nil
         environment["TMPDIR"] = temporaryDirectory.path
+        environment[Sandbox.seedVariable] = Sandbox.seed
         writer.environment = environment
         writer.currentDirectoryURL = workingDirectory
         writer.standardInput = FileHandle.nullDevice

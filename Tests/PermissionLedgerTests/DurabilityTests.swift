@@ -68,16 +68,16 @@ import Testing
             let path = directory + "/reopened"
             var start = 0
             for size in [1, 2, 97, 300, 400, 400] {
-                let ledger = try Ledger(path: path)
+                let ledger = try Ledger(path: path, options: .seeded())
                 let summary = try await ledger.append(Array(events[start..<(start + size)]))
                 start += size
                 #expect(summary.head.seq == UInt64(start))
             }
             #expect(start == events.count)
             // ...and another in one go: they are the same ledger.
-            let whole = try Ledger(path: directory + "/whole", options: .init(durable: false))
+            let whole = try Ledger(path: directory + "/whole", options: .seeded(durable: false))
             _ = try await whole.append(events)
-            let reopened = try Ledger(path: path)
+            let reopened = try Ledger(path: path, options: .seeded())
             #expect(try Snapshot(reopened) == Snapshot(whole))
             #expect(try await reopened.verify().isIntact)
         }

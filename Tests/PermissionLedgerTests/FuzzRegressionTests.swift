@@ -199,7 +199,8 @@ import Testing
     static let hostileRecords: [(String, [UInt8], outcome: String)] = [
         ("empty", [], "record ends early"),
         ("version 0", record(version: 0), "unknown format version 0"),
-        ("version 2", record(version: 2), "unknown format version 2"),
+        ("version 2", record(version: 2), "a version 2 record read as version 1"),
+        ("version 3", record(version: 3), "unknown format version 3"),
         ("type tag 0", record(tag: 0), "unknown event type tag 0"),
         ("type tag 8", record(tag: 8), "unknown event type tag 8"),
         ("the smallest record", record(), "event"),

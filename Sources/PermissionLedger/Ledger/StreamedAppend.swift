@@ -131,6 +131,8 @@ extension Ledger {
                         }
                     },
                     rejected: onRejection)
+                // The data keys this transaction made are durable before it commits the records they seal.
+                try tables.keyRing?.syncNewKeys()
                 return summary
             }
             try finishSynchronousCommit(through: summary.head.seq)
