@@ -389,8 +389,11 @@ private final class Outcomes: @unchecked Sendable {
 private struct DataFile {
     var bytes: [UInt8]
     let pageSize: Int
+    /// The ledger the data file was read from, whose key files a copy takes along.
+    let ledger: String
 
     init(ledger: String) throws {
+        self.ledger = ledger
         bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent("data.mdb")))
         pageSize = 4096
         try #require(u32(16 + 24) == UInt32(pageSize), "meta page 0 gives the page size")
@@ -399,6 +402,12 @@ private struct DataFile {
     func write(to directory: String) throws -> String {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent("data.mdb"))
+        // The ledger's keys, unchanged: the damage is the data file's alone.
+        for name in ["data-keys", "ledger.key"] {
+            let contents = try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent(name))
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+            try #require(FileManager.default.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600]))
+        }
         return directory
     }
 

@@ -231,8 +231,9 @@ final class Verifier {
                 events: report.events, head: report.head, damagedSeq: 1,
                 problem: "LMDB cannot read the meta table: \(error)", stage: .dataFile)
         }
-        // A ledger of format 1 (personal fields unencrypted) is read and checked as it is; it is written no more.
-        for format in [Ledger.formatVersion, 1] {
+        // A ledger of format 1 (personal fields unencrypted, and no keys table) is read and checked as it is; it
+        // is written no more.
+        for format in tables.keys == nil ? [1] : [Ledger.formatVersion] {
             let written: [(key: String, value: [UInt8])] = [("format", [format]), ("projections", [Ledger.projectionsVersion])]
             if rows.elementsEqual(written, by: { $0.key == $1.key && $0.value == $1.value }) { return report }
         }

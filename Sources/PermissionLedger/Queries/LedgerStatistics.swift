@@ -17,8 +17,8 @@ public struct LedgerStatistics: Hashable, Sendable, CustomStringConvertible {
     public var questionsByState: [QuestionState: Int]
     /// The room the ledger takes now (independent of the point).
     public var sizes: Sizes
-    /// Where the ledger's key file is, and how it was named (given, `PERMISSION_LEDGER_KEY_FILE`, or the default
-    /// in the ledger's directory); `nil` for a ledger of format 1, which has no keys.
+    /// The path of the ledger's key file (followed by ` (not found)` when the ledger was opened read-only without
+    /// it); `nil` for a ledger of format 1, which has no keys.
     public var keyFile: String?
     /// The head of the format 1 ledger this one was migrated from (``Ledger/migrate(from:to:options:)``), or `nil`.
     public var migratedFrom: LogHead?
@@ -100,7 +100,7 @@ extension Ledger {
     private func statistics(asOf: AsOf, cancellation: Cancellation?) throws -> LedgerStatistics {
         let sizes = try storageSizes()
         var statistics = try read(asOf: asOf) { try $0.statistics(sizes: sizes, cancellation: cancellation) }
-        statistics.keyFile = tables.keys == nil ? nil : tables.keyRing?.ledgerKey.location.description ?? tables.keyLocation.description + " (not found)"
+        statistics.keyFile = tables.keys == nil ? nil : tables.keyRing?.ledgerKey.location.path ?? tables.keyLocation.path + " (not found)"
         statistics.migratedFrom = try migratedFrom()
         return statistics
     }
