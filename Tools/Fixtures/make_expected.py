@@ -225,8 +225,8 @@ def run(tool, args, ledger):
 
 
 def without_key(text, key):
-    """The JSON text without a top-level `"key":NUMBER` member (what `ignore` lists)."""
-    stripped = re.sub(r',"%s":-?[0-9]+(?=[,}])' % re.escape(key), "", text, count=1)
+    """The JSON text without a top-level `"key":NUMBER` or `"key":"STRING"` member (what `ignore` lists)."""
+    stripped = re.sub(r',"%s":(?:-?[0-9]+|"(?:[^"\\]|\\.)*")(?=[,}])' % re.escape(key), "", text, count=1)
     expected = json.loads(text)
     expected.pop(key, None)
     if json.loads(stripped) != expected:
