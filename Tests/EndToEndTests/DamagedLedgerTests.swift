@@ -151,6 +151,10 @@ private struct DamageFixture {
             let directory = sandbox.path("\(name)-\(suffix)")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try Data(damaged).write(to: URL(fileURLWithPath: directory + "/data.mdb"))
+            // The ledger's keys go along, undamaged: what is damaged is the data file.
+            for keys in ["data-keys", "ledger.key"] {
+                try FileManager.default.copyItem(atPath: pristine + "/" + keys, toPath: directory + "/" + keys)
+            }
             return directory
         }
         func expect(_ condition: Bool, _ what: String, _ run: ToolRun) {

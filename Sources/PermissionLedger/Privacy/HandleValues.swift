@@ -55,12 +55,15 @@ struct HandleValues {
         return Dictionary(zip(tokens.map(\.value), values), uniquingKeysWith: { first, _ in first })
     }
 
-    /// `handle` as the tables of `subject` hold it: its token, or `nil` when the subject has no token key (no
-    /// handle of it was ever stored); the handle itself in a ledger of format 1.
+    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key, or `nil` when the
+    /// subject has no token key (no handle of it was stored yet); the handle itself in a ledger of format 1.
+    ///
+    /// The lookup key is the subject's latest, at every as-of point: a handle's rows keep one token through
+    /// their history, and rows whose key is gone can no longer be matched, at any point.
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        guard let tokenKey = try keyRing.tokenKey(txn, tables, subject: subject) else { return nil }
+        guard let tokenKey = try keyRing.tokenKey(txn, tables, subject: subject, atMost: .max) else { return nil }
         return DataKeys.tokenHandle(handle, tokenKey: tokenKey)
     }
 }

@@ -6,9 +6,14 @@ import PermissionModel
 /// The keys of one open ledger: its ledger key, its key store, and which slot of the store holds each subject's
 /// data keys (the `keys` table), with the keys it has unwrapped kept in memory.
 ///
-/// `keys` table entries (docs/STORAGE.md, "Keys"):
-/// - `subject ‖ 0x00 ‖ 0x01 ‖ day` (8 bytes, as times in keys) → the slot of the subject's day key;
-/// - `subject ‖ 0x00 ‖ 0x02` → the slot of the subject's lookup key.
+/// `keys` table entries (docs/STORAGE.md, "Keys") name a slot of the key store, versioned by the `seq` from which
+/// they hold (a generation), as the projections' rows are:
+/// - `subject ‖ 0x00 ‖ 0x01 ‖ day` (8 bytes, as times in keys) `‖ seq` → the slot of the subject's day key for
+///   the events from `seq` on;
+/// - `subject ‖ 0x00 ‖ 0x02 ‖ seq` → the slot of the subject's lookup key from `seq` on.
+///
+/// The events of a generation are those of `seq` at or after it and before the next one: an erasure, which
+/// destroys a generation's key, starts a new generation for the data that comes after it.
 ///
 /// A slot never changes what it holds (it is only ever destroyed), so unwrapped keys are cached by slot: the
 /// table itself is read in the caller's transaction, and a key made by a transaction that aborts is simply never
@@ -32,6 +37,7 @@ final class KeyRing: @unchecked Sendable {
         case lookup = 2
     }
 
+    /// The entity whose versions name the keys of `kind`: a generation's entry is this followed by its first `seq`.
     static func entry(subject: String, _ kind: Kind, day: Int64? = nil) -> [UInt8] {
         var key = Keys.subjectPrefix(subject)
         key.append(kind.rawValue)
@@ -52,51 +58,53 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock { for slot in slots { unwrapped.removeValue(forKey: slot) } }
     }
 
-    /// The slot named by `entry` in the `keys` table, as `txn` sees it.
-    static func slot(_ txn: ReadTransaction, _ tables: Tables, _ entry: [UInt8]) throws -> UInt64? {
+    /// The slot of the generation of `entry` that holds at `seq`, as `txn` sees the `keys` table.
+    static func slot(_ txn: ReadTransaction, _ tables: Tables, _ entry: [UInt8], atMost seq: UInt64) throws -> UInt64? {
         guard let keys = tables.keys else { return nil }
-        return try txn.get(keys, key: entry).map { Keys.decodeSeq($0) }
+        return try txn.latest(keys, entry, atMost: seq).map { Keys.decodeSeq($0.value) }
     }
 
-    /// The key named by `entry`, made (and its slot recorded in `txn`) when there is none.
-    private func keyForWriting(_ txn: WriteTransaction, _ tables: Tables, _ entry: [UInt8]) throws -> SymmetricKey {
-        if let slot = try Self.slot(txn.reader, tables, entry) {
+    /// The key of the generation of `entry` that holds at `seq`, made (and its slot recorded in `txn` as a
+    /// generation from `seq`) when there is none.
+    private func keyForWriting(_ txn: WriteTransaction, _ tables: Tables, _ entry: [UInt8], seq: UInt64) throws -> SymmetricKey {
+        if let slot = try Self.slot(txn.reader, tables, entry, atMost: seq) {
             guard let key = try key(slot: slot) else {
                 throw LedgerError(.damaged, "key store \(store.path): a key in use (\(slot)) is destroyed")
             }
             return key
         }
-        let key = secrets.key(for: "data key \(hexString(entry))")
+        let generation = Keys.versioned(entry, seq)
+        let key = secrets.key(for: "data key \(hexString(generation))")
         let slot = try store.add(key, secrets: secrets)
         lock.withLock {
             unwrapped[slot] = key
             unsynced = true
         }
-        try txn.put(tables[.keys], key: entry, value: Keys.seq(slot))
+        try txn.put(tables[.keys], key: generation, value: Keys.seq(slot))
         return key
     }
 
     /// The key that seals the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`.
     func eventKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey {
-        let dayKey = try keyForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)))
+        let dayKey = try keyForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), seq: seq)
         return DataKeys.eventKey(dayKey: dayKey, seq: seq)
     }
 
-    /// The token key of `subject`'s handles, made when it has none.
-    func tokenKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey {
-        DataKeys.tokenKey(lookupKey: try keyForWriting(txn, tables, Self.entry(subject: subject, .lookup)))
+    /// The token key of `subject`'s handles in the event at `seq`, made when it has none.
+    func tokenKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> SymmetricKey {
+        DataKeys.tokenKey(lookupKey: try keyForWriting(txn, tables, Self.entry(subject: subject, .lookup), seq: seq))
     }
 
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
     func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt))),
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq),
               let dayKey = try key(slot: slot) else { return nil }
         return DataKeys.eventKey(dayKey: dayKey, seq: seq)
     }
 
-    /// The token key of `subject`'s handles: `nil` when the subject has none.
-    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup)), let key = try key(slot: slot) else { return nil }
+    /// The token key of `subject`'s handles as of `seq`: `nil` when the subject had none then.
+    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, atMost seq: UInt64) throws -> SymmetricKey? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: seq), let key = try key(slot: slot) else { return nil }
         return DataKeys.tokenKey(lookupKey: key)
     }
 

@@ -64,8 +64,12 @@ final class LMDBStore: ProjectionStore {
         try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
     }
 
-    /// The token keys of the subjects whose handles this transaction tokenized.
+    /// The token keys of the subjects whose handles this transaction tokenized, with the seq they were found for:
+    /// a subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one
+    /// until a new generation starts, which only an erasure does.
     private var tokenKeys: [ByteKey: SymmetricKey] = [:]
+    /// The seq of the event whose record was made last: the one the rules are applying.
+    private var recordingSeq: UInt64 = 0
 
     /// `handle` as the tables hold it: in a ledger whose personal fields are sealed, appended events' handles
     /// are replaced by their tokens (``DataKeys/tokenHandle(_:tokenKey:)``); a rebuild reads the tokens from the
@@ -77,7 +81,7 @@ final class LMDBStore: ProjectionStore {
         if let known = tokenKeys[key] {
             tokenKey = known
         } else {
-            tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject)
+            tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject, seq: recordingSeq)
             tokenKeys[key] = tokenKey
         }
         return DataKeys.tokenHandle(handle, tokenKey: tokenKey)
@@ -89,7 +93,9 @@ final class LMDBStore: ProjectionStore {
             return (record, record)
         }
         let eventKey = try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq)
-        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: event.subject)
+        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: event.subject, seq: seq)
+        recordingSeq = seq
+        tokenKeys[ByteKey(Array(event.subject.utf8))] = tokenKey
         let sealed = try SealedRecord.seal(event, seq: seq, recordedAt: recordedAt, eventKey: eventKey, tokenKey: tokenKey, secrets: keyRing.secrets)
         return (sealed.record.stored(), sealed.record.chained)
     }
