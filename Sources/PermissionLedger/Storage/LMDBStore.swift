@@ -76,15 +76,17 @@ final class LMDBStore: ProjectionStore {
     /// records, and a ledger of format 1 keeps handles as they are.
     private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
         guard rewritesLog, let keyRing = tables.keyRing else { return handle }
+        return DataKeys.tokenHandle(handle, tokenKey: try tokenKey(subject: subject, keyRing))
+    }
+
+    /// The token key of `subject`'s handles in the event being written, found once per transaction.
+    private func tokenKey(subject: String, _ keyRing: KeyRing) throws -> SymmetricKey {
         let key = ByteKey(Array(subject.utf8))
-        let tokenKey: SymmetricKey
-        if let known = tokenKeys[key] {
-            tokenKey = known
-        } else {
-            tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject, seq: recordingSeq)
-            tokenKeys[key] = tokenKey
-        }
-        return DataKeys.tokenHandle(handle, tokenKey: tokenKey)
+        if let known = tokenKeys[key] { return known }
+        if tokenKeys.count >= cacheLimit { tokenKeys.removeAll() }
+        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject, seq: recordingSeq)
+        tokenKeys[key] = tokenKey
+        return tokenKey
     }
 
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
@@ -92,11 +94,11 @@ final class LMDBStore: ProjectionStore {
             let record = EventRecord.encode(event, recordedAt: recordedAt)
             return (record, record)
         }
-        let eventKey = try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq)
-        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: event.subject, seq: seq)
         recordingSeq = seq
-        tokenKeys[ByteKey(Array(event.subject.utf8))] = tokenKey
-        let sealed = try SealedRecord.seal(event, seq: seq, recordedAt: recordedAt, eventKey: eventKey, tokenKey: tokenKey, secrets: keyRing.secrets)
+        let sealed = try SealedRecord.seal(
+            event, seq: seq, recordedAt: recordedAt,
+            eventKey: try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq),
+            tokenKey: try tokenKey(subject: event.subject, keyRing), secrets: keyRing.secrets)
         return (sealed.record.stored(), sealed.record.chained)
     }
 

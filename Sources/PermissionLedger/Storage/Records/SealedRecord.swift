@@ -31,9 +31,11 @@ import PermissionModel
 
     /// Seals `event`, recorded at `recordedAt`: its envelope and the commitment to its personal fields, the fields
     /// sealed under `eventKey`, and its handles' tokens under `tokenKey`. Returns the record and the commitment's
-    /// salt (which the sealed box holds too).
+    /// salt (which the sealed box holds too). Each key is asked for only when the event needs it: an event with no
+    /// personal field (an answer, a permission change) makes and reads no key.
     static func seal(
-        _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp, eventKey: SymmetricKey, tokenKey: SymmetricKey, secrets: SecretSource
+        _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
+        eventKey: @autoclosure () throws -> SymmetricKey, tokenKey: @autoclosure () throws -> SymmetricKey, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?) {
         let fields = PersonalFields(of: event)
         var salt: [UInt8]?
@@ -49,9 +51,13 @@ import PermissionModel
             }
         }
         let chained = chainedBytes(event, recordedAt: recordedAt, commitment: commitment)
-        let box = try salt.map { try SealedFields.seal(fields, salt: $0, key: eventKey, additionalData: chained, secrets: secrets, seq: seq) } ?? []
+        let box = try salt.map { try SealedFields.seal(fields, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq) } ?? []
         var tokens: [UInt8] = []
-        for handle in handles(of: event) { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+        let handles = handles(of: event)
+        if !handles.isEmpty {
+            let tokenKey = try tokenKey()
+            for handle in handles { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+        }
         return (SealedRecord(chained: chained, box: box, tokens: tokens), salt)
     }
 
