@@ -113,9 +113,10 @@ import Testing
 }
 
 extension Array where Element == UInt8 {
-    /// Whether `needle` occurs in these bytes.
+    /// Whether `needle` occurs in these bytes: Foundation's search, built optimized, so that searching every
+    /// file of a ledger for every personal value of a fixture takes milliseconds, not minutes, in a debug build.
     func contains(subsequence needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
-        return (0...(count - needle.count)).contains { start in self[start..<(start + needle.count)].elementsEqual(needle) }
+        guard !needle.isEmpty else { return true }
+        return Data(self).range(of: Data(needle)) != nil
     }
 }
