@@ -246,6 +246,17 @@ func withFixtureLedger<T>(_ name: String, _ body: (Sandbox, String) throws -> T)
     try withSandbox { sandbox in try body(sandbox, try sandbox.ledger(importing: Fixture.path(name))) }
 }
 
+/// Runs `body`, which blocks for a long time (waiting on child processes), on a thread of its own, so that it
+/// does not hold one of the few threads of the cooperative pool that the suite's async tests share (two, on a
+/// 2-core machine) for minutes.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
+
 /// ``withSandbox`` for async bodies.
 func withSandboxAsync<T>(_ body: (Sandbox) async throws -> T) async throws -> T {
     let sandbox = try Sandbox()
