@@ -102,9 +102,9 @@ final class KeyRing: @unchecked Sendable {
         return DataKeys.eventKey(dayKey: dayKey, seq: seq)
     }
 
-    /// The token key of `subject`'s handles as of `seq`: `nil` when the subject had none then.
-    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, atMost seq: UInt64) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: seq), let key = try key(slot: slot) else { return nil }
+    /// The token key of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
+    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max), let key = try key(slot: slot) else { return nil }
         return DataKeys.tokenKey(lookupKey: key)
     }
 
