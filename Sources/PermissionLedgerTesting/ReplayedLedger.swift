@@ -51,8 +51,7 @@ public final class ReplayedLedger: Sendable {
         do {
             // Its keys, salts and nonces come from a fixed seed, so that a replay stores the same bytes and hashes
             // every time: a replayed ledger is for tests, never for real data.
-            var options = Ledger.Options(mapSize: 1 << 20, durable: false, clock: clock)
-            options.secrets = .seeded(SecretSource.testSeed)
+            let options = Ledger.Options(mapSize: 1 << 20, durable: false, clock: clock).seededForTests()
             let ledger = try Ledger(path: directory.appendingPathComponent("ledger").path, options: options)
             do {
                 summary = try ledger.appendSynchronously(fixture.events, maxRejections: .max)
