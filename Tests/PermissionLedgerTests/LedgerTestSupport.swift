@@ -53,8 +53,12 @@ extension Ledger.Options {
 
 /// Runs `body` with two fresh ledgers that draw their secrets from the same seed: given the same events, they
 /// hold the same bytes.
-func withTwoLedgers<T>(_ body: (Ledger, Ledger) async throws -> T) async throws -> T {
-    try await withLedger(seed: "two ledgers") { a in try await withLedger(seed: "two ledgers") { b in try await body(a, b) } }
+func withTwoLedgers<T>(
+    _ options: Ledger.Options = .seeded("two ledgers", mapSize: 1 << 20, durable: false), _ body: (Ledger, Ledger) async throws -> T
+) async throws -> T {
+    try await withTemporaryDirectory { directory async throws in
+        try await body(try Ledger(path: directory + "/a", options: options), try Ledger(path: directory + "/b", options: options))
+    }
 }
 
 // MARK: Fixtures

@@ -71,6 +71,9 @@ public final class Ledger: Sendable {
         public var keyFile: String?
         /// Where new keys, salts and nonces come from: the system's secure generator, or for tests only a seed.
         package var secrets = SecretSource.system
+        /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`): tests
+        /// make it small, to empty the caches on the way without millions of events.
+        package var streamCacheLimit = 16_384
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
         /// ``Ledger/rebuildProjections(path:progress:)`` opens with, and nothing else.
         var writableMap = false
