@@ -34,6 +34,10 @@ public final class ReplayedLedger: Sendable {
 
     /// Replays `fixture` into a new ledger in a new temporary directory, in one append.
     ///
+    /// The ledger draws its keys and the salts of its commitments from a fixed seed, not from the system's
+    /// random generator: two replays of the same events store the same bytes, with the same hashes. That makes
+    /// its secrets guessable: a replayed ledger is for tests only.
+    ///
     /// - Parameters:
     ///   - fixture: the events to replay.
     ///   - clock: the ledger's clock, which assigns `recordedAt` to events that have none and is the
@@ -45,9 +49,10 @@ public final class ReplayedLedger: Sendable {
             .appendingPathComponent("PermissionLedgerTesting-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
-            let ledger = try Ledger(
-                path: directory.appendingPathComponent("ledger").path,
-                options: .init(mapSize: 1 << 20, durable: false, clock: clock))
+            // Its keys, salts and nonces come from a fixed seed, so that a replay stores the same bytes and hashes
+            // every time: a replayed ledger is for tests, never for real data.
+            let options = Ledger.Options(mapSize: 1 << 20, durable: false, clock: clock).seededForTests()
+            let ledger = try Ledger(path: directory.appendingPathComponent("ledger").path, options: options)
             do {
                 summary = try ledger.appendSynchronously(fixture.events, maxRejections: .max)
             } catch let rejected as AppendRejected {

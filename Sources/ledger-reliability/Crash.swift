@@ -181,7 +181,8 @@ struct RoundCheck {
             result.damage.append("the event appended at seq \(head.seq + 1) cannot be read back")
             return result
         }
-        if appended.hash != chainHash(previous: head.hash, record: EventRecord.encode(appended.event, recordedAt: appended.recordedAt)) {
+        let chained = try ledger.read { view in try view.chainedRecord(seq: head.seq + 1) }
+        if appended.hash != chainHash(previous: head.hash, record: chained) {
             result.damage.append("the event appended at seq \(head.seq + 1) does not chain from the head's hash")
         }
         result.head = try ledger.head()

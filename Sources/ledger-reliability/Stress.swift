@@ -239,7 +239,7 @@ struct SnapshotChecker {
             try view.forEachEvent(after: seen.seq, through: head.seq) { recorded in
                 let (seq, hash, recordedAt, event) = (recorded.seq, recorded.hash, recorded.recordedAt, recorded.event)
                 if seq != previous.seq + 1 { problem("the log jumps from seq \(previous.seq) to \(seq)") }
-                if hash != chainHash(previous: previous.hash, record: EventRecord.encode(event, recordedAt: recordedAt)) {
+                if hash != chainHash(previous: previous.hash, record: try view.chainedRecord(seq: seq)) {
                     problem("seq \(seq): its hash does not chain from seq \(previous.seq)")
                 }
                 if event.id.hasPrefix("x-") { problem("seq \(seq): \(event.id) is an event the ledger rejected") }

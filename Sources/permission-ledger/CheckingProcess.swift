@@ -133,11 +133,12 @@ enum CheckingProcess {
         case .notFound: "notFound"
         case .closed: "closed"
         case .readOnly: "readOnly"
+        case .keyUnavailable: "keyUnavailable"
         }
     }
 
     private static func kind(named name: String) -> LedgerError.Kind? {
-        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound, .closed, .readOnly].first { self.name(of: $0) == name }
+        [LedgerError.Kind.missing, .notALedger, .locked, .damaged, .storage, .notFound, .closed, .readOnly, .keyUnavailable].first { self.name(of: $0) == name }
     }
 
     // MARK: Parent

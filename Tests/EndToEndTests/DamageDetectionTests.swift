@@ -145,9 +145,11 @@ struct DamageDetectionTests {
             let format = try #require(file.node(ofTable: "meta", key: Array("format".utf8)))
             let projections = try #require(file.node(ofTable: "meta", key: Array("projections".utf8)))
             for (node, value, status, start) in [
-                (format, 2, 4, "seq 1: the meta table holds format=2 projections=6"),
-                (projections, 0, 4, "seq 1: the meta table holds format=1 projections=0"),
-                (projections, 12, 4, "seq 1: the meta table holds format=1 projections=12"),
+                (format, 3, 4, "seq 1: the meta table holds format=3 projections=6"),
+                // Format 1 is an older ledger's, which has no keys table: this one has.
+                (format, 1, 4, "seq 1: the meta table holds format=1 projections=6"),
+                (projections, 0, 4, "seq 1: the meta table holds format=2 projections=0"),
+                (projections, 12, 4, "seq 1: the meta table holds format=2 projections=12"),
                 // A version this build knows as older: an older ledger whose rows happen to be this build's.
                 // The engine's remedy, worded as the tool's command.
                 (projections, 4, 3, """
@@ -389,8 +391,11 @@ private final class Outcomes: @unchecked Sendable {
 private struct DataFile {
     var bytes: [UInt8]
     let pageSize: Int
+    /// The ledger the data file was read from, whose key files a copy takes along.
+    let ledger: String
 
     init(ledger: String) throws {
+        self.ledger = ledger
         bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent("data.mdb")))
         pageSize = 4096
         try #require(u32(16 + 24) == UInt32(pageSize), "meta page 0 gives the page size")
@@ -399,6 +404,12 @@ private struct DataFile {
     func write(to directory: String) throws -> String {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent("data.mdb"))
+        // The ledger's keys, unchanged: the damage is the data file's alone.
+        for name in ["data-keys", "ledger.key"] {
+            let contents = try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent(name))
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+            try #require(FileManager.default.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600]))
+        }
         return directory
     }
 

@@ -8,33 +8,33 @@ import Testing
 /// A writer (`import`, `rebuild`) refuses a damaged ledger and leaves its data file as it was; it writes only
 /// when `verify` finds the copy intact (the pages hit were free). A reader either refuses with one line or,
 /// when the pages it reads were not hit, answers exactly as it does on the intact ledger.
-@Suite("damaged ledgers: every command refuses or answers right, none crashes", .timeLimit(.minutes(5)))
+@Suite("damaged ledgers: every command refuses or answers right, none crashes", .serialized, .timeLimit(.minutes(5)))
 struct DamagedLedgerTests {
     /// LMDB's page size in the tests' ledgers.
     static let pageSize = 4096
 
     @Test("the data file cut short at every page boundary: every command exits 3 (verify 3 or 4) with one line")
-    func truncated() throws {
-        try withDamageFixture { fixture in
+    func truncated() async throws {
+        try await withDamageFixture { fixture in
             let cuts = Array(0..<fixture.pages)
-            try fixture.check(cuts.map { pages in
+            return try fixture.check(cuts.map { pages in
                 Damage(name: "cut to \(pages) pages") { bytes in Array(bytes.prefix(pages * Self.pageSize)) }
             }, mayBeIntact: false)
         }
     }
 
     @Test("the data file emptied: every command exits 3 with one line")
-    func emptied() throws {
-        try withDamageFixture { fixture in
-            try fixture.check([Damage(name: "emptied") { _ in [] }], mayBeIntact: false)
+    func emptied() async throws {
+        try await withDamageFixture { fixture in
+            return try fixture.check([Damage(name: "emptied") { _ in [] }], mayBeIntact: false)
         }
     }
 
     @Test("pages of the used range overwritten with random bytes, fixed seeds", arguments: [
         (1, 1), (2, 1), (3, 2), (4, 3), (5, 5), (6, 10),
     ])
-    func overwritten(seed: UInt64, pageCount: Int) throws {
-        try withDamageFixture { fixture in
+    func overwritten(seed: UInt64, pageCount: Int) async throws {
+        try await withDamageFixture { fixture in
             var random = SeededGenerator(seed: seed)
             let damage = (0..<3).map { trial in
                 let pages = Array((2..<fixture.pages).shuffled(using: &random).prefix(pageCount)).sorted()
@@ -48,13 +48,13 @@ struct DamagedLedgerTests {
                     return bytes
                 }
             }
-            try fixture.check(damage, mayBeIntact: true)
+            return try fixture.check(damage, mayBeIntact: true)
         }
     }
 
     @Test("each page of the used range overwritten alone: the writers refuse unless verify finds the copy intact")
-    func eachPageOverwritten() throws {
-        try withDamageFixture { fixture in
+    func eachPageOverwritten() async throws {
+        try await withDamageFixture { fixture in
             var random = SeededGenerator(seed: 7)
             let damage = (2..<fixture.pages).map { page in
                 let noise = (0..<Self.pageSize).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -64,7 +64,7 @@ struct DamagedLedgerTests {
                     return bytes
                 }
             }
-            try fixture.check(damage, mayBeIntact: true, readers: false)
+            return try fixture.check(damage, mayBeIntact: true, readers: false)
         }
     }
 }
@@ -131,8 +131,9 @@ private struct DamageFixture {
         return run
     }
 
-    /// Runs verify and every command (or the writers alone) against a copy damaged each way, two damages at a time.
-    func check(_ damages: [Damage], mayBeIntact: Bool, readers: Bool = true) throws {
+    /// Runs verify and every command (or the writers alone) against a copy damaged each way, two damages at a
+    /// time; returns what went wrong, which the test records (it runs off the pool, where no test is current).
+    func check(_ damages: [Damage], mayBeIntact: Bool, readers: Bool = true) throws -> [String] {
         let failures = Failures()
         DispatchQueue.concurrentPerform(iterations: damages.count) { index in
             do {
@@ -141,7 +142,7 @@ private struct DamageFixture {
                 failures.add("\(damages[index].name): \(error)")
             }
         }
-        for failure in failures.all { Issue.record(Comment(rawValue: failure)) }
+        return failures.all
     }
 
     private func check(_ damage: Damage, mayBeIntact: Bool, readers checksReaders: Bool, failures: Failures) throws {
@@ -151,6 +152,10 @@ private struct DamageFixture {
             let directory = sandbox.path("\(name)-\(suffix)")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try Data(damaged).write(to: URL(fileURLWithPath: directory + "/data.mdb"))
+            // The ledger's keys go along, undamaged: what is damaged is the data file.
+            for keys in ["data-keys", "ledger.key"] {
+                try FileManager.default.copyItem(atPath: pristine + "/" + keys, toPath: directory + "/" + keys)
+            }
             return directory
         }
         func expect(_ condition: Bool, _ what: String, _ run: ToolRun) {
@@ -196,8 +201,11 @@ private struct DamageFixture {
     }
 }
 
-private func withDamageFixture(_ body: (DamageFixture) throws -> Void) throws {
-    try withSandbox { sandbox in try body(try DamageFixture(sandbox)) }
+/// Runs `body` with a fresh damage fixture, off the cooperative pool (each check runs dozens of commands), and
+/// records the failures it returns.
+private func withDamageFixture(_ body: @escaping @Sendable (DamageFixture) throws -> [String]) async throws {
+    let failures = try await offThePool { try withSandbox { sandbox in try body(try DamageFixture(sandbox)) } }
+    for failure in failures { Issue.record(Comment(rawValue: failure)) }
 }
 
 private final class Failures: @unchecked Sendable {

@@ -234,7 +234,7 @@ struct LedgerAccessTests {
 
     /// Gives the ledger's directory and files to nobody, and lets nobody write the tool's TMPDIR (where `verify`
     /// keeps its progress page).
-    private func ownedByNobody(_ sandbox: Sandbox, _ ledger: String, files: [String] = ["", "/data.mdb", "/lock.mdb"]) throws {
+    private func ownedByNobody(_ sandbox: Sandbox, _ ledger: String, files: [String] = ["", "/data.mdb", "/lock.mdb", "/data-keys", "/ledger.key"]) throws {
         for file in files { try #require(chown(ledger + file, 65534, 65534) == 0) }
         try #require(chmod(sandbox.temporaryDirectory.path, 0o1777) == 0)
     }

@@ -172,10 +172,11 @@ enum Python {
     }()
 }
 
-/// The ledger every case is imported into: `Fixtures/hostile/base.jsonl` imported once, kept as its LMDB
-/// data file and its export.
+/// The ledger every case is imported into: `Fixtures/hostile/base.jsonl` imported once, kept as its files (the
+/// LMDB data file, the key store and the ledger's key) and its export.
 struct BaseLedger: Sendable {
-    var dataFile: Data
+    static let fileNames = ["data.mdb", "data-keys", "ledger.key"]
+    var files: [Data]
     var export: Data
 
     struct SetupFailure: Error, CustomStringConvertible {
@@ -187,7 +188,7 @@ struct BaseLedger: Sendable {
             return .success(try withSandbox { sandbox in
                 let ledger = try sandbox.ledger(importing: HostileCase.directory.appendingPathComponent("base.jsonl").path)
                 return BaseLedger(
-                    dataFile: try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent("data.mdb")),
+                    files: try fileNames.map { try Data(contentsOf: URL(fileURLWithPath: ledger).appendingPathComponent($0)) },
                     export: try sandbox.export(ledger))
             })
         } catch {
@@ -199,7 +200,12 @@ struct BaseLedger: Sendable {
     func copy(in sandbox: Sandbox) throws -> String {
         let ledger = sandbox.ledger
         try FileManager.default.createDirectory(atPath: ledger, withIntermediateDirectories: true)
-        try dataFile.write(to: URL(fileURLWithPath: ledger).appendingPathComponent("data.mdb"))
+        for (name, contents) in zip(Self.fileNames, files) {
+            let path = URL(fileURLWithPath: ledger).appendingPathComponent(name).path
+            guard FileManager.default.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+                throw SetupFailure(description: "\(path) could not be written")
+            }
+        }
         return ledger
     }
 }

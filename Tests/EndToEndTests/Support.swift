@@ -106,6 +106,10 @@ struct ToolRun: CustomStringConvertible {
 
 /// A fresh temporary directory for one test: ledgers, input files, the tool's working and temporary directories.
 struct Sandbox {
+    /// The variable that makes the tool draw new secrets from a seed, for tests only (docs/DECISIONS.md).
+    static let seedVariable = "PERMISSION_LEDGER_TEST_SEED"
+    /// The seed of the fixtures' expected results (Tools/check-fixtures.sh, Tools/Fixtures/make_expected.py).
+    static let seed = "permission-ledger fixtures"
     let root: URL
 
     /// The default ledger path of a test.
@@ -159,6 +163,8 @@ struct Sandbox {
         var variables = ProcessInfo.processInfo.environment
         variables["PERMISSION_LEDGER"] = nil
         variables["TMPDIR"] = temporaryDirectory.path
+        // New ledgers' keys and salts from a fixed seed (tests only): the same input gives the same ledger.
+        variables[Sandbox.seedVariable] = Sandbox.seed
         variables.merge(environment) { _, new in new }
         process.environment = variables
 
@@ -238,6 +244,17 @@ func withSandbox<T>(_ body: (Sandbox) throws -> T) throws -> T {
 /// with the tool: `body` gets the sandbox and the ledger's path.
 func withFixtureLedger<T>(_ name: String, _ body: (Sandbox, String) throws -> T) throws -> T {
     try withSandbox { sandbox in try body(sandbox, try sandbox.ledger(importing: Fixture.path(name))) }
+}
+
+/// Runs `body`, which blocks for a long time (waiting on child processes), on a thread of its own, so that it
+/// does not hold one of the few threads of the cooperative pool that the suite's async tests share (two, on a
+/// 2-core machine) for minutes.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
 }
 
 /// ``withSandbox`` for async bodies.
@@ -375,6 +392,7 @@ extension Sandbox {
         var environment = ProcessInfo.processInfo.environment
         environment["PERMISSION_LEDGER"] = nil
         environment["TMPDIR"] = temporaryDirectory.path
+        environment[Sandbox.seedVariable] = Sandbox.seed
         writer.environment = environment
         writer.currentDirectoryURL = workingDirectory
         writer.standardInput = FileHandle.nullDevice

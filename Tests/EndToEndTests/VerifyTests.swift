@@ -43,26 +43,27 @@ struct VerifyTests {
     @Test("names the damaged seq and exits 4 when an event record's bytes are changed in data.mdb")
     func damagedEventRecord() throws {
         try withSandbox { sandbox in
-            // "share photos" is in the description of the question asked at seq 3, and nowhere else.
+            // "update-03" is the id of the event at seq 3: in its record's envelope, which the chain hash covers, and
+            // in the index of ids. (Its description, "share photos", is sealed: not stored as it is.)
             let ledger = try sandbox.ledger(importing: Fixture.path("significant-update.jsonl"))
             let damaged = sandbox.path("damaged")
             try FileManager.default.copyItem(atPath: ledger, toPath: damaged)
 
             let file = URL(fileURLWithPath: damaged).appendingPathComponent("data.mdb")
             var bytes = [UInt8](try Data(contentsOf: file))
-            let needle = Array("share photos".utf8)
+            let needle = Array("update-03".utf8)
             var found = 0
             var index = 0
             while index + needle.count <= bytes.count {
                 if bytes[index] == needle[0], Array(bytes[index..<index + needle.count]) == needle {
-                    bytes[index] ^= 0x20 // "share" -> "Share": the record still decodes, its hash no longer matches
+                    bytes[index] ^= 0x20 // "update" -> "Update": the record still decodes, its hash no longer matches
                     found += 1
                     index += needle.count
                 } else {
                     index += 1
                 }
             }
-            try #require(found > 0, "the description is stored as UTF-8 in data.mdb")
+            try #require(found > 0, "the event's id is stored as UTF-8 in data.mdb")
             try Data(bytes).write(to: file)
 
             let result = try sandbox.run(["verify", "--ledger", damaged])

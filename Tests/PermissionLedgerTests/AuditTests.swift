@@ -242,13 +242,15 @@ import Testing
         try await Self.withScenario(Self.scenario) { ledger async throws in
             var stats = try await ledger.statistics(asOf: .seq(4))
             stats.sizes.fileBytes = 4096
+            #expect(stats.keyFile == ledger.path + "/ledger.key")
+            stats.keyFile = "/keys/family.key"
             let json = QueryJSON.statisticsResult(stats)
             let head = try ledger.head()
             #expect(json == #"{"asOf":{"seq":4,"time":"2026-11-20T09:03:01Z"},"head":{"seq":16,"hash":""# + head.hash.description
                 + #"","recordedAt":"2026-11-20T10:40:01Z"},"events":4,"eventsByType":{"question.asked":2,"question.sendCanceled":0,"#
                 + #""question.askFailed":0,"question.answered":1,"question.expired":0,"handles.observed":0,"permission.changed":1},"#
                 + #""subjects":2,"questions":2,"questionsByState":{"pending":1,"approved":1,"denied":0,"canceled":0,"failed":0,"expired":0},"#
-                + #""fileBytes":4096}"#)
+                + #""fileBytes":4096,"keyFile":"/keys/family.key","migratedFrom":null}"#)
         }
     }
 

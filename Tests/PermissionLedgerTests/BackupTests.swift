@@ -36,7 +36,10 @@ import Testing
             #expect(head.seq == 1200)
             #expect(try Self.mode(out) == 0o700)
             #expect(try Self.mode(out + "/data.mdb") == 0o600)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["data.mdb"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["data-keys", "data.mdb", "ledger.key"],
+                    "the data file, the key store, and the ledger's key, kept in the ledger's directory")
+            #expect(try Self.mode(out + "/data-keys") == 0o600)
+            #expect(try Self.mode(out + "/ledger.key") == 0o600)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["backup", "ledger"],
                     "no temporary directory is left beside it")
 

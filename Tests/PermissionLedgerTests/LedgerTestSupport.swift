@@ -17,11 +17,16 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 /// Runs `body` with a fresh ledger in a temporary directory (which the ledger creates), removed afterwards.
 ///
 /// Ledgers are not durable by default: these are throwaway ledgers, and a test about durability says so.
+///
+/// With `seed`, the ledger draws its keys, salts and nonces from that seed (tests only): two ledgers of one seed
+/// that are given the same events in the same order store the same bytes and hashes.
 func withLedger<T>(
-    durable: Bool = false, mapSize: Int = 1 << 20, _ body: (Ledger) async throws -> T
+    durable: Bool = false, mapSize: Int = 1 << 20, seed: String? = nil, _ body: (Ledger) async throws -> T
 ) async throws -> T {
     try await withTemporaryDirectory { directory async throws in
-        let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: mapSize, durable: durable))
+        var options = Ledger.Options(mapSize: mapSize, durable: durable)
+        if let seed { options.secrets = .seeded(seed) }
+        let ledger = try Ledger(path: directory + "/ledger", options: options)
         return try await body(ledger)
     }
 }
@@ -36,9 +41,24 @@ func withClosedLedgerOfOneEvent<T>(_ body: (String) async throws -> T) async thr
     }
 }
 
-/// Runs `body` with two fresh ledgers.
-func withTwoLedgers<T>(_ body: (Ledger, Ledger) async throws -> T) async throws -> T {
-    try await withLedger { a in try await withLedger { b in try await body(a, b) } }
+extension Ledger.Options {
+    /// Options whose keys, salts and nonces come from a fixed seed (tests only): ledgers of one seed that are
+    /// given the same events hold the same bytes, however the events are batched.
+    static func seeded(_ seed: String = "tests", mapSize: Int = 64 << 20, durable: Bool = true) -> Ledger.Options {
+        var options = Ledger.Options(mapSize: mapSize, durable: durable)
+        options.secrets = .seeded(seed)
+        return options
+    }
+}
+
+/// Runs `body` with two fresh ledgers that draw their secrets from the same seed: given the same events, they
+/// hold the same bytes.
+func withTwoLedgers<T>(
+    _ options: Ledger.Options = .seeded("two ledgers", mapSize: 1 << 20, durable: false), _ body: (Ledger, Ledger) async throws -> T
+) async throws -> T {
+    try await withTemporaryDirectory { directory async throws in
+        try await body(try Ledger(path: directory + "/a", options: options), try Ledger(path: directory + "/b", options: options))
+    }
 }
 
 // MARK: Fixtures

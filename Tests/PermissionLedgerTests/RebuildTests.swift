@@ -106,12 +106,12 @@ import Testing
             let imported = directory + "/imported", tiny = directory + "/tiny"
             var events: [PermissionEvent] = []
             do {
-                let ledger = try Ledger(path: imported, options: .init(durable: false))
+                let ledger = try Ledger(path: imported, options: .seeded(durable: false))
                 try await ledger.importFixture(name)
                 events += try storedEvents(ledger).map(\.event)
             }
             do {
-                let ledger = try Ledger(path: tiny, options: .init(durable: false))
+                let ledger = try Ledger(path: tiny, options: .seeded(durable: false))
                 try ledger.environment.write { txn in
                     var remaining = events.makeIterator()
                     let store = LMDBStore(txn: txn, tables: ledger.tables, cacheLimit: 1)

@@ -55,6 +55,7 @@ let package = Package(
                 "LedgerServer",
                 .product(name: "PermissionLedger", package: ledgerPackage),
                 .product(name: "PermissionModel", package: ledgerPackage),
+                .product(name: "PermissionLedgerTesting", package: ledgerPackage),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

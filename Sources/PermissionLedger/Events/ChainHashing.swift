@@ -7,9 +7,14 @@ internal import Darwin
 
 /// The chain hash after an event: SHA-256 over the previous hash followed by the event's stored bytes.
 @_spi(StorageEngine) public func chainHash(previous: ChainHash, record: [UInt8]) -> ChainHash {
+    record.withUnsafeBytes { chainHash(previous: previous, record: $0) }
+}
+
+/// ``chainHash(previous:record:)`` of bytes in place: the chained part of a stored record.
+func chainHash(previous: ChainHash, record: UnsafeRawBufferPointer) -> ChainHash {
     var hasher = SHA256()
     hasher.update(data: previous.bytes)
-    hasher.update(data: record)
+    hasher.update(bufferPointer: record)
     return ChainHash(unchecked: hasher.finalize().withUnsafeBytes { [UInt8](copying: $0) })
 }
 

@@ -51,7 +51,7 @@ public enum EventJSON {
         }
     }
 
-    private static let envelope: Set<String> = ["type", "id", "subject", "occurredAt", "recordedAt", "seq", "hash"]
+    private static let envelope: Set<String> = ["type", "id", "subject", "occurredAt", "recordedAt", "seq", "salt", "hash"]
     private static let payloadFields: [EventType: Set<String>] = [
         .questionAsked: ["question"],
         .questionSendCanceled: ["questionId"],
@@ -83,6 +83,13 @@ public enum EventJSON {
                 throw PermissionModelError("must be 64 lowercase hex digits", field: "hash")
             }
             hash = parsed
+        }
+        var salt: [UInt8]?
+        if let text = try fields.optionalString("salt") {
+            guard let parsed = ChainHash(hex: text) else {
+                throw PermissionModelError("must be 64 lowercase hex digits", field: "salt")
+            }
+            salt = parsed.bytes
         }
         let payload: PermissionEvent.Payload
         switch type {
@@ -121,8 +128,10 @@ public enum EventJSON {
             let cause = try fields.optionalEnumeration("cause", SystemPermission.Cause.self)
             payload = .permissionChanged(permission, state: state, cause: cause)
         }
-        return PermissionEvent(
+        var event = PermissionEvent(
             id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, seq: seq, hash: hash, payload: payload)
+        event.salt = salt
+        return event
     }
 
     private static func question(_ fields: Fields, occurredAt: Timestamp) throws(PermissionModelError) -> PermissionQuestion {

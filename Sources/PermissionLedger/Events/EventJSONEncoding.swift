@@ -3,7 +3,7 @@ import PermissionModel
 
 extension EventJSON {
     /// The event as one JSON line (without `\n`), keys in a fixed order:
-    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `hash`.
+    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt`, `hash`.
     /// Absent optional fields are left out.
     public static func encode(_ event: PermissionEvent) -> String {
         var w = JSONWriter()
@@ -49,6 +49,7 @@ extension EventJSON {
             w.key("state"); w.string(state.rawValue)
             if let cause { w.key("cause"); w.string(cause.rawValue) }
         }
+        if let salt = event.salt { w.key("salt"); w.string(hexString(salt)) }
         if let hash = event.hash { w.key("hash"); w.string(hash.description) }
         w.raw("}")
     }

@@ -21,6 +21,11 @@ public struct PermissionEvent: Hashable, Sendable {
     public var hash: ChainHash?
     /// What happened.
     public var payload: Payload
+    /// The secret salt of the commitment to the event's personal fields, which the chain hash covers in their
+    /// place (docs/STORAGE.md, "Event records, format version 2"): set on events read back from a ledger that
+    /// has them, written in exports, and given on import, so that an import reproduces the same hashes. `nil`
+    /// lets the ledger draw a new one. Not compared by `==`: it is how the event was stored, not what it says.
+    public var salt: [UInt8]?
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
     /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.
@@ -35,6 +40,21 @@ public struct PermissionEvent: Hashable, Sendable {
         self.seq = seq
         self.hash = hash
         self.payload = payload
+    }
+
+    public static func == (lhs: PermissionEvent, rhs: PermissionEvent) -> Bool {
+        lhs.id == rhs.id && lhs.subject == rhs.subject && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
+            && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(subject)
+        hasher.combine(occurredAt)
+        hasher.combine(recordedAt)
+        hasher.combine(seq)
+        hasher.combine(hash)
+        hasher.combine(payload)
     }
 
     /// What is particular to each type of event.

@@ -112,7 +112,7 @@ extension Ledger {
                     else { return (seq, "the event before the head is missing from the log") }
                     previous = ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: before.value[0..<32])))
                 }
-                guard chainHash(previous: previous, record: record) == stored else {
+                guard (try? storedChainHash(record, previous: previous)) == stored else {
                     return (seq, "the head event's chain hash does not match its bytes")
                 }
                 return nil

@@ -15,14 +15,19 @@ enum StoredLog {
             let seq = Keys.decodeSeq(e.key)
             guard e.value.count > 32 else { throw LedgerError(.damaged, "the stored event is truncated", seq: seq) }
             let record = [UInt8](copying: UnsafeRawBufferPointer(rebasing: e.value[32...]))
-            let hash = chainHash(previous: previous, record: record)
+            let hash: ChainHash
+            do {
+                hash = try storedChainHash(record, previous: previous)
+            } catch {
+                throw LedgerError(.damaged, "\(error)", seq: seq)
+            }
             guard hash.bytes.hasSameBytes(as: UnsafeRawBufferPointer(rebasing: e.value[0..<32])) else {
                 throw LedgerError(.damaged, "the chain hash does not match the event's bytes", seq: seq)
             }
             previous = hash
             var event: PermissionEvent
             do {
-                event = try record.withUnsafeBytes { buffer throws(EventRecord.DecodingError) in try EventRecord.decode(buffer) }
+                event = try replayedEvent(record)
             } catch {
                 throw LedgerError(.damaged, "\(error)", seq: seq)
             }

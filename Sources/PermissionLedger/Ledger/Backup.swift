@@ -78,7 +78,38 @@ extension Ledger {
     }
 
     /// LMDB's compacted copy of the environment into `directory`, its errors said as a backup's.
+    /// Copies the environment, then the ledger's key store (holding its lock, so that the copy is one state of
+    /// it, with every key the environment's snapshot refers to), and the ledger's key when it lives in the
+    /// ledger's directory. A key kept elsewhere is not copied: the backup needs it as the ledger does.
     private func copy(to directory: String, for target: String) throws(LedgerError) {
+        guard let keyRing = tables.keyRing else { return try copyEnvironment(to: directory, for: target) }
+        try keyRing.store.locked(exclusive: false) { () throws(LedgerError) in
+            try copyEnvironment(to: directory, for: target)
+            try Self.copyFile(keyRing.store.path, to: directory + "/" + KeyStore.fileName, for: target)
+        }
+        let location = keyRing.ledgerKey.location
+        if location.origin == .ledgerDirectory {
+            try Self.copyFile(location.path, to: directory + "/" + LedgerKey.defaultFileName, for: target)
+        }
+    }
+
+    /// Copies the key file at `source` into a new file of mode 0600 at `destination`, flushed.
+    private static func copyFile(_ source: String, to destination: String, for target: String) throws(LedgerError) {
+        do throws(OwnerOnlyFile.Problem) {
+            guard let fd = try OwnerOnlyFile.openExisting(source, writable: false) else {
+                throw OwnerOnlyFile.Problem(path: source, reason: "is missing")
+            }
+            defer { closeDescriptor(fd) }
+            let bytes = try OwnerOnlyFile.read(fd, path: source, limit: Int.max)
+            guard try OwnerOnlyFile.create(destination, contents: bytes) else {
+                throw OwnerOnlyFile.Problem(path: destination, reason: "already exists")
+            }
+        } catch {
+            throw LedgerError(.storage, "\(target): cannot copy a key file: \(error.description); the backup was not written")
+        }
+    }
+
+    private func copyEnvironment(to directory: String, for target: String) throws(LedgerError) {
         do {
             try environment.copy(to: directory, compacting: true, fileMode: 0o600)
         } catch {

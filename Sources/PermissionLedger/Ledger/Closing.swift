@@ -29,6 +29,7 @@ extension Ledger {
         watch.close()
         // Waits for the transactions in progress; throws only inside one of this thread's, which is a misuse.
         try? environment.close()
+        tables.keyRing?.store.closeFile()
         options.logger.info("closed the ledger", metadata: ["path": "\(path)", "appendCalls": "\(writerStatistics.requests)"])
     }
 

@@ -65,6 +65,15 @@ public final class Ledger: Sendable {
         /// Makes the ledger's metrics (see ``LedgerMetricNames``); `nil`, the default, uses the factory the
         /// process bootstrapped with `MetricsSystem.bootstrap`.
         public var metricsFactory: (any MetricsFactory)?
+        /// The file of the ledger's key, which wraps the keys its personal fields are sealed with (docs/spec/PRIVACY.md);
+        /// `nil`, the default, takes the file `PERMISSION_LEDGER_KEY_FILE` names, or else `ledger.key` in the
+        /// ledger's directory, made there with a new key when the ledger is made.
+        public var keyFile: String?
+        /// Where new keys, salts and nonces come from: the system's secure generator, or for tests only a seed.
+        package var secrets = SecretSource.system
+        /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`): tests
+        /// make it small, to empty the caches on the way without millions of events.
+        package var streamCacheLimit = 16_384
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
         /// ``Ledger/rebuildProjections(path:progress:)`` opens with, and nothing else.
         var writableMap = false
@@ -88,7 +97,7 @@ public final class Ledger: Sendable {
     }
 
     /// The version of the storage format this build writes (see `docs/STORAGE.md`).
-    public static let formatVersion: UInt8 = 1
+    public static let formatVersion: UInt8 = 2
 
     /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
     /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
@@ -185,25 +194,31 @@ public final class Ledger: Sendable {
             throw LedgerError.storage(error, path: path)
         }
         var staleProjections = false
+        var format = Self.formatVersion
+        var isNew = false
         do {
             if options.readOnly {
                 let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: false)
-                try Self.checkFormat(environment, meta: meta, path: path)
+                format = try Self.checkFormat(environment, meta: meta, path: path)
                 if try Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion {
                     throw Self.olderIndexes(path: path)
                 }
             } else {
                 let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: true)
-                let isNew = try environment.write { txn in
+                isNew = try environment.write { txn in
                     guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
                     try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
                     try txn.put(meta, key: Array("projections".utf8), value: [Self.projectionsVersion])
                     return true
                 }
-                try Self.checkFormat(environment, meta: meta, path: path)
+                format = try Self.checkFormat(environment, meta: meta, path: path)
+                guard format == Self.formatVersion else { throw Self.plaintextFormat(path: path) }
                 staleProjections = try !isNew && Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion
             }
-            tables = try Tables(environment: environment, create: !options.readOnly)
+            let keyRing = format < 2 ? nil : try Self.keyRing(path: path, options: options, isNew: isNew)
+            var opened = try Tables(environment: environment, create: !options.readOnly, keyRing: keyRing)
+            opened.keyLocation = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
+            tables = opened
         } catch let error as LedgerError {
             throw error
         } catch let error as LMDBError where error == .notFound {
@@ -237,7 +252,8 @@ public final class Ledger: Sendable {
         try environment.read { txn in try txn.get(meta, key: Array("projections".utf8)).flatMap { $0.first } } ?? 1
     }
 
-    private static func checkFormat(_ environment: Environment, meta: Database, path: String) throws {
+    /// The ledger's storage format, refused when newer than this build's.
+    private static func checkFormat(_ environment: Environment, meta: Database, path: String) throws -> UInt8 {
         let version = try environment.read { txn in try txn.get(meta, key: Array("format".utf8)).map { Array($0) } }
         guard let version, version.count == 1 else {
             throw LedgerError(.notALedger, "\(path): not a ledger (no storage format version recorded)")
@@ -245,6 +261,36 @@ public final class Ledger: Sendable {
         guard version[0] <= formatVersion else {
             throw LedgerError(.notALedger, "\(path): storage format \(version[0]) is newer than this build reads (\(formatVersion)); upgrade PermissionLedger")
         }
+        return version[0]
+    }
+
+    /// A ledger of format 1 keeps personal fields as they are: it opens read-only, and is upgraded by copying
+    /// its events into a new ledger.
+    static func plaintextFormat(path: String) -> LedgerError {
+        LedgerError(.notALedger, "\(path): a ledger of storage format 1, which keeps personal fields unencrypted; it opens read-only; upgrade it into a new ledger with permission-ledger migrate \(path) NEW")
+    }
+
+    /// The key ring of a ledger of format 2: its key (made with the ledger when it is new) and its key store.
+    /// A read-only open without the key file has none: `verify` needs no key, and whatever shows a personal
+    /// field says where the key was looked for.
+    private static func keyRing(path: String, options: Options, isNew: Bool) throws -> KeyRing? {
+        let location = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
+        let ledgerKey: LedgerKey
+        if isNew {
+            ledgerKey = try LedgerKey.readOrCreate(at: location, secrets: options.secrets)
+        } else if let existing = try LedgerKey.read(at: location) {
+            ledgerKey = existing
+        } else if options.readOnly || options.writableMap {
+            // Read-only, or opened for a rebuild, which reads no personal field.
+            return nil
+        } else {
+            throw LedgerError.missingKey(location)
+        }
+        guard let store = try KeyStore.open(directory: path, ledgerKey: ledgerKey, writable: !options.readOnly, secrets: options.secrets) else {
+            return nil
+        }
+        if store.slotCount > 0 { _ = try store.key(slot: 0) }
+        return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets)
     }
 
     // MARK: Appending

@@ -23,6 +23,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         case closed
         /// A write was asked of a ledger opened read-only (``Ledger/Options/readOnly``).
         case readOnly
+        /// The ledger's key, which personal fields need, is not where it was looked for (``Ledger/Options/keyFile``).
+        case keyUnavailable
     }
 
     /// What the reader of an error can do about it, as a value: the engine's ``description`` words it in
@@ -77,6 +79,11 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A write asked of a ledger opened read-only.
     static func readOnly(path: String) -> LedgerError {
         LedgerError(.readOnly, "\(path): the ledger is open read-only; open it for writing to append or rebuild")
+    }
+
+    /// The ledger's key is not where it was looked for.
+    static func missingKey(_ location: LedgerKey.Location) -> LedgerError {
+        LedgerError(.keyUnavailable, "the ledger's key is needed and was not found: looked for \(location); give its file with --key-file or PERMISSION_LEDGER_KEY_FILE")
     }
 
     static func storage(_ error: any Error, path: String) -> LedgerError {

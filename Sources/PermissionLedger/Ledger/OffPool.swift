@@ -35,11 +35,29 @@ func offPool<T: Sendable>(_ name: String, _ body: @escaping @Sendable (Cancellat
     let cancellation = Cancellation()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let work = Work(body)
             startThread(named: name) {
-                continuation.resume(with: Result { try cancellation.check(); return try body(cancellation) })
+                // The body (and the ledger it holds) is let go before the caller resumes: a caller that drops its
+                // last reference to the ledger and opens the same path again must find it closed.
+                let result = work.run(cancellation)
+                continuation.resume(with: result)
             }
         }
     } onCancel: {
         cancellation.cancel()
+    }
+}
+
+/// The body of an ``offPool(_:_:)`` call, run once and let go of as soon as it returns.
+private final class Work<T: Sendable>: @unchecked Sendable {
+    private var body: (@Sendable (Cancellation) throws -> T)?
+
+    init(_ body: @escaping @Sendable (Cancellation) throws -> T) { self.body = body }
+
+    /// Runs the body, unless the task was cancelled first, and releases it (and what it captured) before returning.
+    func run(_ cancellation: Cancellation) -> Result<T, any Error> {
+        guard let body else { return .failure(CancellationError()) }
+        self.body = nil
+        return Result { try cancellation.check(); return try body(cancellation) }
     }
 }

@@ -20,8 +20,6 @@ extension Ledger {
     /// as the ledger's file system can still take, when that is more.
     public static let defaultStreamReserve = 1 << 30
 
-    /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`).
-    static let streamCacheLimit = 16_384
     /// How many events a streamed append applies between looks at how much of the map it holds resident
     /// (a read of `/proc/self/statm`, a few microseconds). Each event can map several large page-cache
     /// folios (up to 1 MiB each on Linux 6.18), so looking seldom lets the map overshoot its budget.
@@ -122,7 +120,7 @@ extension Ledger {
                         }
                     },
                     // Caches of 200,000 question definitions (the default) would take some 200 MB.
-                    store: LMDBStore(txn: txn, tables: tables, cacheLimit: Self.streamCacheLimit), head: try Self.head(txn.reader, tables),
+                    store: LMDBStore(txn: txn, tables: tables, cacheLimit: options.streamCacheLimit), head: try Self.head(txn.reader, tables),
                     clock: options.clock, maxRejections: maxRejections, progress: progress,
                     outcome: { outcome in
                         switch outcome {
@@ -131,6 +129,8 @@ extension Ledger {
                         }
                     },
                     rejected: onRejection)
+                // The data keys this transaction made are durable before it commits the records they seal.
+                try tables.keyRing?.syncNewKeys()
                 return summary
             }
             try finishSynchronousCommit(through: summary.head.seq)

@@ -47,4 +47,18 @@ package enum DataKeys {
         message.appendUTF8(handle.value)
         return Array(HMAC<SHA256>.authenticationCode(for: message, using: tokenKey).prefix(tokenSize))
     }
+
+    /// `handle` with its value replaced by its token in base64url without padding (22 characters, none of them
+    /// NUL, which keys use as a separator): how the tables of a ledger whose personal
+    /// fields are sealed hold a handle. The rules compare handles by value, and tokens are equal exactly when
+    /// values are (under one token key), so they run alike on either.
+    static func tokenHandle(_ handle: CommunicationHandle, tokenKey: SymmetricKey) -> CommunicationHandle {
+        tokenHandle(kind: handle.kind, token: token(handle, tokenKey: tokenKey))
+    }
+
+    /// The handle of `kind` whose token is `token`, as a rebuild reads it from a record.
+    static func tokenHandle(kind: CommunicationHandle.Kind, token: some Sequence<UInt8>) -> CommunicationHandle {
+        let text = Data(token).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
+        return CommunicationHandle(normalizedValue: text, kind: kind)
+    }
 }

@@ -27,7 +27,7 @@ package final class KeyStore: @unchecked Sendable {
 
     /// The file's path.
     package let path: String
-    private let fd: Int32
+    private var fd: Int32
     private let storeID: [UInt8]
     private let ledgerKey: LedgerKey
 
@@ -38,7 +38,14 @@ package final class KeyStore: @unchecked Sendable {
         self.ledgerKey = ledgerKey
     }
 
-    deinit { close(fd) }
+    deinit { closeFile() }
+
+    /// Closes the file: what ``Ledger/close()`` does last. Nothing may use the store afterwards.
+    func closeFile() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+    }
 
     /// Opens the key store of the ledger directory at `directory`, creating it when `writable` and absent.
     /// Returns `nil` when it is absent and not to be created.
@@ -47,7 +54,7 @@ package final class KeyStore: @unchecked Sendable {
         do throws(OwnerOnlyFile.Problem) {
             var fd = try OwnerOnlyFile.openExisting(path, writable: writable)
             if fd == nil, writable {
-                var header = magic + secrets.bytes(16)
+                var header = magic + secrets.bytes(16, for: "key store")
                 header += [UInt8](repeating: 0, count: headerSize - header.count)
                 _ = try OwnerOnlyFile.create(path, contents: header)
                 fd = try OwnerOnlyFile.openExisting(path, writable: true)
@@ -81,7 +88,7 @@ package final class KeyStore: @unchecked Sendable {
             let slot = slotCount
             let sealed: AES.GCM.SealedBox
             do {
-                let nonce = try AES.GCM.Nonce(data: secrets.bytes(12))
+                let nonce = try AES.GCM.Nonce(data: secrets.bytes(12, for: "key store slot \(slot)"))
                 sealed = try key.withUnsafeBytes { bytes in
                     try AES.GCM.seal(Data(bytes), using: ledgerKey.key, nonce: nonce, authenticating: additionalData(slot))
                 }

@@ -74,7 +74,7 @@ package struct LedgerKey: Sendable {
     /// Two processes that create it at once end with the same key: the first file written wins.
     package static func readOrCreate(at location: Location, secrets: SecretSource) throws(LedgerError) -> LedgerKey {
         if let key = try read(at: location) { return key }
-        let key = secrets.key()
+        let key = secrets.key(for: "ledger key")
         let line = prefix + key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
         do throws(OwnerOnlyFile.Problem) {
             if try OwnerOnlyFile.create(location.path, contents: Array(line.utf8)) { return LedgerKey(key: key, location: location) }

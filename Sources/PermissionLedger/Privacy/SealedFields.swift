@@ -29,15 +29,15 @@ package struct SealedFields: Hashable, Sendable {
     }
 
     /// A salt and the commitment of `fields` under it, for a record's chained bytes before they are sealed.
-    package static func commit(_ fields: PersonalFields, secrets: SecretSource) -> (salt: [UInt8], commitment: [UInt8]) {
-        let salt = secrets.bytes(saltSize)
+    package static func commit(_ fields: PersonalFields, secrets: SecretSource, seq: UInt64) -> (salt: [UInt8], commitment: [UInt8]) {
+        let salt = secrets.bytes(saltSize, for: "salt \(seq)")
         return (salt, commitment(to: fields, salt: salt))
     }
 
     /// Seals `fields` with their `salt` under `key`, bound to `additionalData`.
-    static func seal(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource) throws -> [UInt8] {
+    static func seal(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
         let plaintext = salt + fields.encoded()
-        let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12))
+        let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq)"))
         return Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
     }
 

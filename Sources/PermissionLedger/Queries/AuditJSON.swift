@@ -80,6 +80,13 @@ extension QueryJSON {
             w.string(state.rawValue); w.raw(":"); w.integer(stats.questionsByState[state] ?? 0)
         }
         w.raw("},\"fileBytes\":"); w.integer(stats.sizes.fileBytes)
+        w.raw(",\"keyFile\":"); w.optionalString(stats.keyFile)
+        w.raw(",\"migratedFrom\":")
+        if let from = stats.migratedFrom {
+            w.raw("{\"seq\":"); w.integer(from.seq); w.raw(",\"hash\":"); w.string(from.hash.description); w.raw("}")
+        } else {
+            w.raw("null")
+        }
         w.raw("}")
         return w.text
     }

@@ -66,19 +66,28 @@ extension LedgerView {
     /// Every version of what the ledger knew about `handle`, for every subject (or one), up to the point:
     /// which approvals made it known, which observations said known or not, and what ended each.
     public func handleRecords(_ handle: CommunicationHandle, subject: String? = nil) throws -> [HandleRecord] {
-        let prefix = Keys.handleOnly(handle)
-        var subjects: [String] = []
-        let index = try txn.cursor(tables.handleSubjects)
-        var entry = try index.seek(atOrAfter: prefix)
-        while let e = entry, e.key.starts(with: prefix) {
-            if Keys.decodeSeq(e.value) <= point.seq, let s = validUTF8(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])) {
-                if subject == nil || s.utf8.elementsEqual(subject!.utf8) { subjects.append(s) }
+        // Each subject with the handle as its tables hold it: found through `handleSubjects` where they hold
+        // values; where they hold tokens, which differ from subject to subject, by each subject's own token.
+        let values = HandleValues(txn: txn, tables: tables)
+        var subjects: [(subject: String, stored: CommunicationHandle)] = []
+        if values.holdsTokens {
+            for s in try subject.map({ [$0] }) ?? self.subjects() {
+                if let stored = try values.stored(handle, subject: s) { subjects.append((s, stored)) }
             }
-            entry = try index.next()
+        } else {
+            let prefix = Keys.handleOnly(handle)
+            let index = try txn.cursor(tables.handleSubjects)
+            var entry = try index.seek(atOrAfter: prefix)
+            while let e = entry, e.key.starts(with: prefix) {
+                if Keys.decodeSeq(e.value) <= point.seq, let s = validUTF8(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])) {
+                    if subject == nil || s.utf8.elementsEqual(subject!.utf8) { subjects.append((s, handle)) }
+                }
+                entry = try index.next()
+            }
         }
         var result: [HandleRecord] = []
-        for s in subjects {
-            let entity = Keys.handle(subject: s, handle)
+        for (s, stored) in subjects {
+            let entity = Keys.handle(subject: s, stored)
             let cursor = try txn.cursor(tables.handles)
             var versions: [(UInt64, HandleRow)] = []
             var row = try cursor.seek(atOrAfter: entity)
@@ -90,7 +99,7 @@ extension LedgerView {
             }
             for (i, (seq, version)) in versions.enumerated() {
                 var record = HandleRecord(
-                    subject: s, handle: version.handle, seq: seq, known: version.known, since: version.since,
+                    subject: s, handle: handle, seq: seq, known: version.known, since: version.since,
                     until: version.until, source: version.source, question: nil, ended: nil)
                 if case .question(let id) = version.source { record.question = try question(id) }
                 if version.known, let until = version.until, until <= point.time,

@@ -17,6 +17,11 @@ public struct LedgerStatistics: Hashable, Sendable, CustomStringConvertible {
     public var questionsByState: [QuestionState: Int]
     /// The room the ledger takes now (independent of the point).
     public var sizes: Sizes
+    /// The path of the ledger's key file (followed by ` (not found)` when the ledger was opened read-only without
+    /// it); `nil` for a ledger of format 1, which has no keys.
+    public var keyFile: String?
+    /// The head of the format 1 ledger this one was migrated from (``Ledger/migrate(from:to:options:)``), or `nil`.
+    public var migratedFrom: LogHead?
 
     /// The room a ledger takes, in bytes.
     public struct Sizes: Hashable, Sendable {
@@ -57,6 +62,8 @@ public struct LedgerStatistics: Hashable, Sendable, CustomStringConvertible {
         lines.append("\(Self.count(subjects)) subject\(subjects == 1 ? "" : "s"); \(Self.count(questions)) question\(questions == 1 ? "" : "s")"
             + (states.isEmpty ? "" : ": " + states.joined(separator: ", ")))
         lines.append("data file \(Self.mebibytes(sizes.fileBytes)), \(Self.mebibytes(sizes.usedBytes)) in use, map \(Self.mebibytes(sizes.mapBytes))")
+        lines.append(keyFile.map { "key file \($0)" } ?? "no keys: storage format 1, personal fields unencrypted")
+        if let migratedFrom { lines.append("migrated from a ledger whose head was seq \(migratedFrom.seq), hash \(migratedFrom.hash)") }
         return lines.joined(separator: "\n")
     }
 
@@ -92,7 +99,10 @@ extension Ledger {
 
     private func statistics(asOf: AsOf, cancellation: Cancellation?) throws -> LedgerStatistics {
         let sizes = try storageSizes()
-        return try read(asOf: asOf) { try $0.statistics(sizes: sizes, cancellation: cancellation) }
+        var statistics = try read(asOf: asOf) { try $0.statistics(sizes: sizes, cancellation: cancellation) }
+        statistics.keyFile = tables.keys == nil ? nil : tables.keyRing?.ledgerKey.location.path ?? tables.keyLocation.path + " (not found)"
+        statistics.migratedFrom = try migratedFrom()
+        return statistics
     }
 
     /// The sizes of the ledger's data file, of what it uses and of the map.

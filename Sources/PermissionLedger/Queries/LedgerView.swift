@@ -48,7 +48,7 @@ public struct LedgerView {
         let cursor = try txn.cursor(tables.questions)
         guard let latest = try cursor.latest(Keys.uuid(id), atMost: point.seq) else { return nil }
         let row = try QuestionRow(decoding: latest.value)
-        var status = try status(id: id, row: row)
+        var status = try status(id: id, row: row, versionSeq: latest.seq)
         // The versions of a question's row are keyed by the seqs of its events: list them.
         let prefix = Keys.uuid(id)
         var entry = try cursor.seek(atOrAfter: prefix)
@@ -73,7 +73,7 @@ public struct LedgerView {
             if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
                 let row = try QuestionRow(decoding: latest.value)
                 if subject == nil || row.subject.utf8.elementsEqual(subject!.utf8) {
-                    let status = try status(id: id, row: row)
+                    let status = try status(id: id, row: row, versionSeq: latest.seq)
                     if state == nil || status.state == state { result.append(status) }
                 }
             }
@@ -82,19 +82,26 @@ public struct LedgerView {
         return result
     }
 
-    private func status(id: UUID, row: QuestionRow) throws -> QuestionStatus {
+    /// The status of question `id` from its row as of the point, the version written by the event at `versionSeq`.
+    private func status(id: UUID, row: QuestionRow, versionSeq: UInt64) throws -> QuestionStatus {
         guard let asked = try txn.event(tables, seq: row.askedSeq), case .questionAsked(let question) = asked.payload else {
             throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
         }
         var state = row.state
         var resolvedAt = row.resolvedAt
+        var error = row.error
+        // Where records are sealed, a failure's message is read from the failure's event.
+        if tables.keys != nil, row.state == .failed, let event = try txn.event(tables, seq: versionSeq),
+           case .questionAskFailed(_, let failure) = event.payload {
+            error = failure
+        }
         if state == .pending, let expiresAt = question.expiresAt, expiresAt <= point.time {
             state = .expired
             resolvedAt = expiresAt
         }
         return QuestionStatus(
             question: question, subject: row.subject, state: state, late: row.late, askedAt: row.askedAt,
-            resolvedAt: resolvedAt, choice: row.choiceID.flatMap(question.choice(id:)), via: row.via, error: row.error,
+            resolvedAt: resolvedAt, choice: row.choiceID.flatMap(question.choice(id:)), via: row.via, error: error,
             events: [])
     }
 
@@ -116,15 +123,21 @@ public struct LedgerView {
     public func knownHandles(subject: String) throws -> [KnownHandle] {
         // The subject's latest whole handle set at or before the point, and the changes recorded after it.
         let rows = try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
-        return rows.compactMap { row in
-            guard row.known, row.until.map({ $0 > point.time }) ?? true else { return nil }
-            return KnownHandle(handle: row.handle, since: row.since, until: row.until, source: row.source)
+        var values = HandleValues(txn: txn, tables: tables)
+        var known: [KnownHandle] = []
+        for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
+            let handle = try values.value(of: row.handle, source: row.source)
+            known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source))
         }
+        // Rows are in the order of what the tables hold: tokens, when they hold tokens.
+        if values.holdsTokens { known.sort { $0.handle < $1.handle } }
+        return known
     }
 
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
-        guard let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, handle), atMost: point.seq) else { return false }
+        guard let stored = try HandleValues(txn: txn, tables: tables).stored(handle, subject: subject),
+              let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
         let row = try HandleRow(decoding: latest.value)
         return row.known && (row.until.map { $0 > point.time } ?? true)
     }
@@ -179,12 +192,21 @@ public struct LedgerView {
             let seq = Keys.decodeSeq(e.key)
             if seq > through { break }
             do {
-                try body(try decodeStoredEvent(e.value, seq: seq))
+                try body(try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables))
             } catch let error as EventRecord.DecodingError {
                 throw LedgerError(.damaged, error.description, seq: seq)
             }
             entry = try cursor.next()
         }
+    }
+
+    /// The part of the stored record at `seq` that its chain hash covers (all of a version 1 record), for tools
+    /// that check the chain as they read events back.
+    package func chainedRecord(seq: UInt64) throws -> [UInt8] {
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        }
+        return Array(try SealedRecord.chainedPart(of: UnsafeRawBufferPointer(rebasing: value[32...])))
     }
 
     // MARK: Digest

@@ -29,9 +29,20 @@ import PermissionModel
     func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws
     func isKnownSubject(_ subject: String) throws -> Bool
+    /// The record of `event`, appended at `seq` and recorded at `recordedAt`, as stored (after the chain hash),
+    /// and the part of it the chain hash covers: sealed (format 2) when the store has the ledger's keys.
+    func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8])
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
     /// Called once all of an event's projections are written: records what the event changed of each
     /// subject's handle set (``HandleSetRecord``).
     func endEvent(seq: UInt64) throws
+}
+
+extension ProjectionStore {
+    /// A version 1 record, unsealed: for stores that keep no keys (in memory, or a benchmark's peer).
+    public func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
+        let record = EventRecord.encode(event, recordedAt: recordedAt)
+        return (record, record)
+    }
 }

@@ -126,8 +126,18 @@ import PermissionModel
         if let given = input.seq, given != seq {
             throw reject("seq \(given) does not match the position the event would get, \(seq)")
         }
-        let record = storedRecord ?? EventRecord.encode(input, recordedAt: recordedAt)
-        let hash = (storedRecord != nil ? storedHash : nil) ?? chainHash(previous: head.hash, record: record)
+        let record: [UInt8]
+        let hash: ChainHash
+        if let storedRecord {
+            record = storedRecord
+            hash = try storedHash ?? storedRecord.withUnsafeBytes { stored in
+                chainHash(previous: head.hash, record: try SealedRecord.chainedPart(of: stored))
+            }
+        } else {
+            let made = try store.record(input, recordedAt: recordedAt, seq: seq)
+            record = made.stored
+            hash = chainHash(previous: head.hash, record: made.chained)
+        }
         if let given = input.hash, given != hash {
             throw reject("hash \(given) does not match the chain hash the event would get, \(hash)")
         }
@@ -177,6 +187,9 @@ import PermissionModel
             }
         } catch {
             throw reject(error.description)
+        }
+        if let salt = event.salt, salt.count != SealedFields.saltSize || PersonalFields(of: event).isEmpty {
+            throw reject("salt: \(salt.count != SealedFields.saltSize ? "must be 32 bytes" : "the event has no personal field to commit to")")
         }
         func checkYear(_ time: Timestamp?, _ name: String) throws {
             if let time, time < .earliest || time > .latest {

@@ -1,3 +1,4 @@
+internal import Crypto
 import Foundation
 internal import LMDB
 import PermissionModel
@@ -63,11 +64,52 @@ final class LMDBStore: ProjectionStore {
         try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
     }
 
-    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
-        try cursor(.handles).latest(Keys.handle(subject: subject, handle), atMost: .max).map { try HandleRow(decoding: $0.value) }
+    /// The token keys of the subjects whose handles this transaction tokenized, with the seq they were found for:
+    /// a subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one
+    /// until a new generation starts, which only an erasure does.
+    private var tokenKeys: [ByteKey: SymmetricKey] = [:]
+    /// The seq of the event whose record was made last: the one the rules are applying.
+    private var recordingSeq: UInt64 = 0
+
+    /// `handle` as the tables hold it: in a ledger whose personal fields are sealed, appended events' handles
+    /// are replaced by their tokens (``DataKeys/tokenHandle(_:tokenKey:)``); a rebuild reads the tokens from the
+    /// records, and a ledger of format 1 keeps handles as they are.
+    private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
+        guard rewritesLog, let keyRing = tables.keyRing else { return handle }
+        return DataKeys.tokenHandle(handle, tokenKey: try tokenKey(subject: subject, keyRing))
     }
 
-    func putHandle(subject: String, _ row: HandleRow, seq: UInt64) throws {
+    /// The token key of `subject`'s handles in the event being written, found once per transaction.
+    private func tokenKey(subject: String, _ keyRing: KeyRing) throws -> SymmetricKey {
+        let key = ByteKey(Array(subject.utf8))
+        if let known = tokenKeys[key] { return known }
+        if tokenKeys.count >= cacheLimit { tokenKeys.removeAll() }
+        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject, seq: recordingSeq)
+        tokenKeys[key] = tokenKey
+        return tokenKey
+    }
+
+    func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
+        guard let keyRing = tables.keyRing else {
+            let record = EventRecord.encode(event, recordedAt: recordedAt)
+            return (record, record)
+        }
+        recordingSeq = seq
+        let sealed = try SealedRecord.seal(
+            event, seq: seq, recordedAt: recordedAt,
+            eventKey: try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq),
+            tokenKey: try tokenKey(subject: event.subject, keyRing), secrets: keyRing.secrets)
+        return (sealed.record.stored(), sealed.record.chained)
+    }
+
+    func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
+        let handle = try stored(handle, subject: subject)
+        return try cursor(.handles).latest(Keys.handle(subject: subject, handle), atMost: .max).map { try HandleRow(decoding: $0.value) }
+    }
+
+    func putHandle(subject: String, _ given: HandleRow, seq: UInt64) throws {
+        var row = given
+        row.handle = try stored(given.handle, subject: subject)
         let encoded = row.encoded()
         try put(.handles, Keys.handle(subject: subject, row.handle), seq: seq, value: encoded)
         let handleSubject = ByteKey(Keys.handleSubject(row.handle, subject: subject))
@@ -158,7 +200,17 @@ final class LMDBStore: ProjectionStore {
         return cursor
     }
 
+    /// The stored event at `seq` as the rules see it: with its personal fields when appending, and with its
+    /// handles as the tables hold them (tokens, in sealed records) when rebuilding, as every event of a rebuild is.
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        if !rewritesLog {
+            guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+                throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+            }
+            var event = try replayedEvent(UnsafeRawBufferPointer(rebasing: value[32...])).event
+            event.seq = seq
+            return event
+        }
         guard let event = try txn.reader.event(tables, seq: seq) else {
             throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
         }
@@ -177,7 +229,11 @@ final class LMDBStore: ProjectionStore {
         return definition
     }
 
-    func updateQuestion(_ id: UUID, row: QuestionRow, seq: UInt64) throws {
+    func updateQuestion(_ id: UUID, row given: QuestionRow, seq: UInt64) throws {
+        var row = given
+        // An ask failure's message is personal: where records are sealed, the row keeps the code alone, and the
+        // message is read from the failure's event (as a replay of sealed records, which hold no message, makes it).
+        if tables.keys != nil { row.error?.message = nil }
         try put(.questions, Keys.uuid(id), seq: seq, value: row.encoded())
         if row.state == .pending {
             cache.definitions[id]?.row = row

@@ -68,9 +68,10 @@ final class MemoryStore: ProjectionStore {
 
     func seq(ofEventID id: String) throws -> UInt64? { eventIDs[ByteKey(Array(id.utf8))] }
 
+
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
         guard let record = records[seq] else { throw EventRecord.DecodingError(reason: "seq \(seq) not replayed") }
-        return try record.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
+        return try replayedEvent(record)
     }
 
     func question(_ id: UUID) throws -> QuestionDefinition? { questions[id]?.definition }

@@ -14,10 +14,64 @@ func decodeStoredHeader(_ value: UnsafeRawBufferPointer, id: Bool = true) throws
     return (try EventRecord.decodeHeader(stored.record, id: id), stored.hash)
 }
 
-func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> PermissionEvent {
+/// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`, and its personal fields: a sealed record
+/// (format 2) is opened with its key, from `tables.keyRing`.
+///
+/// - Throws: `.keyUnavailable` when the record is sealed and the ledger was opened without its key.
+func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTransaction, tables: Tables) throws -> PermissionEvent {
     let stored = try storedParts(value)
-    var event = try EventRecord.decode(stored.record)
+    var event: PermissionEvent
+    if stored.record.first == SealedRecord.version {
+        let record = try SealedRecord(stored: stored.record)
+        let (envelope, commitment) = try record.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
+        if commitment == nil {
+            event = envelope
+        } else {
+            guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+            guard let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) else {
+                throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
+            }
+            event = try record.open(eventKey: key).event
+        }
+    } else {
+        event = try EventRecord.decode(stored.record)
+    }
     event.seq = seq
     event.hash = stored.hash
     return event
+}
+
+/// A stored record read for a replay (a rebuild, `verify`), with no key: the event with its handles as the
+/// tables hold them (tokens, for a sealed record), and the part of the record the chain hash covers.
+/// With `checkCanonical`, the record must be exactly what this build writes for what it holds.
+func replayedEvent(_ record: UnsafeRawBufferPointer, checkCanonical: Bool = false) throws(EventRecord.DecodingError) -> (event: PermissionEvent, chained: UnsafeRawBufferPointer) {
+    guard record.first == SealedRecord.version else {
+        let event = try EventRecord.decode(record)
+        if checkCanonical, !EventRecord.encode(event, recordedAt: event.recordedAt!).elementsEqual(record) {
+            throw .init(reason: "the stored record is not in canonical form")
+        }
+        return (event, record)
+    }
+    let sealed = try SealedRecord(stored: record)
+    if checkCanonical { try sealed.checkCanonical(stored: record) }
+    return (try sealed.tokenizedEvent(), try SealedRecord.chainedPart(of: record))
+}
+
+/// ``replayedEvent(_:checkCanonical:)`` of a record copied out of the map: the event alone.
+func replayedEvent(_ record: [UInt8], checkCanonical: Bool = false) throws(EventRecord.DecodingError) -> PermissionEvent {
+    try record.withUnsafeBytes { buffer in
+        Result { () throws(EventRecord.DecodingError) -> PermissionEvent in
+            try replayedEvent(buffer, checkCanonical: checkCanonical).event
+        }
+    }.get()
+}
+
+/// The chain hash of a stored record after `previous`: over all of a version 1 record, over the chained part of
+/// a version 2 one. Read before the record is decoded, so that damage is first named as a broken chain.
+func storedChainHash(_ record: [UInt8], previous: ChainHash) throws(EventRecord.DecodingError) -> ChainHash {
+    try record.withUnsafeBytes { buffer in
+        Result { () throws(EventRecord.DecodingError) -> ChainHash in
+            chainHash(previous: previous, record: try SealedRecord.chainedPart(of: buffer))
+        }
+    }.get()
 }

@@ -33,10 +33,13 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     /// expiresAt (8 bytes, sortable) + question id (16 bytes) → empty: the pending questions that have an
     /// `expiresAt`, soonest first, for expiry sweeps. Not versioned: it describes the head only.
     case expiries
+    /// subject NUL kind [day] → the slot of a data key in the key store (`KeyRing`). Not derived: it names keys,
+    /// which the log cannot give back.
+    case keys
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
-    /// with a rebuild (every table but `meta` and the log, `events`).
-    public var isDerived: Bool { self != .meta && self != .events }
+    /// with a rebuild (every table but `meta`, `keys` and the log, `events`).
+    public var isDerived: Bool { self != .meta && self != .events && self != .keys }
 
     /// The tables that hold state derived from the log, in the order of ``allCases``.
     static let derived = allCases.filter(\.isDerived)
@@ -62,8 +65,16 @@ struct Tables: Sendable {
     let handleSubjects: Database
     let handleSets: Database
     let expiries: Database
+    /// `nil` in a ledger of format 1, which has no keys.
+    let keys: Database?
+    /// The ledger's keys, for a ledger whose personal fields are sealed (format 2); `nil` for format 1, whose
+    /// records hold them as they are, and for a ledger opened without its key (`verify`).
+    var keyRing: KeyRing?
+    /// Where the ledger's key was looked for: what an error says when a personal field needs it.
+    var keyLocation = LedgerKey.Location(path: LedgerKey.defaultFileName, origin: .ledgerDirectory)
 
-    init(environment: Environment, create: Bool) throws {
+    init(environment: Environment, create: Bool, keyRing: KeyRing? = nil) throws {
+        self.keyRing = keyRing
         func open(_ table: StorageTable) throws -> Database { try environment.openDatabase(table.rawValue, create: create) }
         // In the order of StorageTable.allCases.
         meta = try open(.meta)
@@ -79,6 +90,11 @@ struct Tables: Sendable {
         handleSubjects = try open(.handleSubjects)
         handleSets = try open(.handleSets)
         expiries = try open(.expiries)
+        do {
+            keys = try open(.keys)
+        } catch let error as LMDBError where error == .notFound && !create {
+            keys = nil
+        }
     }
 
     /// The database of `table`.
@@ -97,6 +113,7 @@ struct Tables: Sendable {
         case .handleSubjects: handleSubjects
         case .handleSets: handleSets
         case .expiries: expiries
+        case .keys: keys!
         }
     }
 

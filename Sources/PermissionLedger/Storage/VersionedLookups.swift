@@ -18,7 +18,7 @@ extension ReadTransaction {
 
     func event(_ tables: Tables, seq: UInt64) throws -> PermissionEvent? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
-        return try decodeStoredEvent(value, seq: seq)
+        return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables)
     }
 
     /// The header of the stored event at `seq` (see `EventRecord.decodeHeader`).

@@ -222,6 +222,8 @@ final class GroupCommitter: @unchecked Sendable {
                         results.append(.failure(rejected))
                     }
                 }
+                // The data keys this transaction made are durable before it commits the records they seal.
+                try context.tables.keyRing?.syncNewKeys()
                 return head
             }
             return (results, head.seq)

@@ -38,7 +38,10 @@ struct Replay: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let ledger: Ledger
         do {
-            ledger = try Ledger(path: directory, options: .init(durable: false))
+            // A throwaway ledger whose secrets come from a fixed seed: a replay prints the same every time.
+            var options = Ledger.Options(durable: false)
+            options.secrets = .seeded(ToolSecrets.seed ?? SecretSource.testSeed)
+            ledger = try Ledger(path: directory, options: options)
         } catch {
             throw ToolFailure(error)
         }

@@ -8,6 +8,10 @@ struct LedgerOption: ParsableArguments {
         "The ledger directory. Default: $PERMISSION_LEDGER, else ./permission-ledger.", valueName: "DIR"))
     var ledger: String?
 
+    @Option(name: .customLong("key-file"), help: ArgumentHelp(
+        "The ledger's key file. Default: $PERMISSION_LEDGER_KEY_FILE, else ledger.key in the ledger directory.", valueName: "FILE"))
+    var keyFile: String?
+
     var path: String {
         ledger ?? ProcessInfo.processInfo.environment["PERMISSION_LEDGER"].flatMap { $0.isEmpty ? nil : $0 } ?? "permission-ledger"
     }
@@ -15,6 +19,7 @@ struct LedgerOption: ParsableArguments {
     /// An empty `--ledger` names no directory: wrong usage (exit 2), not a directory that cannot be created.
     func validate() throws {
         if ledger == "" { throw ValidationError("--ledger: an empty path") }
+        if keyFile == "" { throw ValidationError("--key-file: an empty path") }
     }
 
     /// Parses `--as-of` first (a bad WHEN is wrong usage, whether the ledger exists or not), then opens the
@@ -27,7 +32,9 @@ struct LedgerOption: ParsableArguments {
     /// Opens the ledger for reading only: never creates or changes anything.
     func openForReading() throws -> Ledger {
         do {
-            return try Ledger(path: path, options: .init(readOnly: true))
+            var options = Ledger.Options(readOnly: true)
+            options.keyFile = keyFile
+            return try Ledger(path: path, options: options)
         } catch {
             throw ToolFailure(error)
         }
@@ -38,6 +45,8 @@ struct LedgerOption: ParsableArguments {
     func openForWriting() throws -> Ledger {
         var options = Ledger.Options()
         options.checksPages = true
+        options.keyFile = keyFile
+        options.secrets = ToolSecrets.source
         do {
             return try Ledger(path: path, options: options)
         } catch {

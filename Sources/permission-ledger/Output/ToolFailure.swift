@@ -65,7 +65,7 @@ struct ToolFailure: Error {
         switch error.kind {
         case .notFound: self.init(.rejected, error.toolDescription)
         case .damaged: self.init(.unreadable, error.toolDescription + " (run permission-ledger verify for a full check)")
-        case .missing, .notALedger, .locked, .storage, .closed, .readOnly: self.init(.unreadable, error.toolDescription)
+        case .missing, .notALedger, .locked, .storage, .closed, .readOnly, .keyUnavailable: self.init(.unreadable, error.toolDescription)
         }
     }
 }

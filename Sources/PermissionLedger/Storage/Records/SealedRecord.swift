@@ -8,10 +8,11 @@ import PermissionModel
 /// The record is in two parts. The **chained** part, which the chain hash covers: the version byte 2, the header
 /// and payload of version 1 without the personal fields (``EventRecord/write(_:recordedAt:into:envelope:)``), then
 /// `u8` 0 when the event has no personal field, or 1 and the 32-byte commitment to them (``SealedFields``). The
-/// **trailer**, which no hash covers and which an erasure may drop: the sealed personal fields (`varint` length,
-/// then nonce, ciphertext and tag), then one 16-byte handle token per handle of the event, in its order
-/// (``DataKeys/token(_:tokenKey:)``). Stored, the record is the chained part, the trailer, and the trailer's
-/// length as 4 bytes big-endian.
+/// **trailer**, which no chain hash covers and which an erasure may change: the sealed personal fields (`varint`
+/// length, then nonce, ciphertext and tag), then `varint` count and one 16-byte handle token per handle of the
+/// event, in its order (``DataKeys/token(_:tokenKey:)``), then the first 8 bytes of SHA-256 over the trailer
+/// before them, so that `verify`, which holds no key, finds a damaged trailer as it finds damaged chained bytes.
+/// Stored, the record is the chained part, the trailer, and the trailer's length as 4 bytes big-endian.
 @_spi(StorageEngine) public struct SealedRecord: Hashable, Sendable {
     static let version: UInt8 = 2
 
@@ -30,22 +31,33 @@ import PermissionModel
 
     /// Seals `event`, recorded at `recordedAt`: its envelope and the commitment to its personal fields, the fields
     /// sealed under `eventKey`, and its handles' tokens under `tokenKey`. Returns the record and the commitment's
-    /// salt (which the sealed box holds too).
+    /// salt (which the sealed box holds too). Each key is asked for only when the event needs it: an event with no
+    /// personal field (an answer, a permission change) makes and reads no key.
     static func seal(
-        _ event: PermissionEvent, recordedAt: Timestamp, eventKey: SymmetricKey, tokenKey: SymmetricKey, secrets: SecretSource
+        _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
+        eventKey: @autoclosure () throws -> SymmetricKey, tokenKey: @autoclosure () throws -> SymmetricKey, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?) {
         let fields = PersonalFields(of: event)
         var salt: [UInt8]?
         var commitment: [UInt8]?
         if !fields.isEmpty {
-            let committed = SealedFields.commit(fields, secrets: secrets)
-            salt = committed.salt
-            commitment = committed.commitment
+            if let given = event.salt {
+                salt = given
+                commitment = SealedFields.commitment(to: fields, salt: given)
+            } else {
+                let committed = SealedFields.commit(fields, secrets: secrets, seq: seq)
+                salt = committed.salt
+                commitment = committed.commitment
+            }
         }
         let chained = chainedBytes(event, recordedAt: recordedAt, commitment: commitment)
-        let box = try salt.map { try SealedFields.seal(fields, salt: $0, key: eventKey, additionalData: chained, secrets: secrets) } ?? []
+        let box = try salt.map { try SealedFields.seal(fields, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq) } ?? []
         var tokens: [UInt8] = []
-        for handle in handles(of: event) { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+        let handles = handles(of: event)
+        if !handles.isEmpty {
+            let tokenKey = try tokenKey()
+            for handle in handles { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+        }
         return (SealedRecord(chained: chained, box: box, tokens: tokens), salt)
     }
 
@@ -98,7 +110,9 @@ import PermissionModel
         guard let commitment else { return (envelope, nil) }
         guard !box.isEmpty else { throw .init(reason: "the personal fields are erased") }
         let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment)
-        return (try fields.restoring(envelope), salt)
+        var event = try fields.restoring(envelope)
+        event.salt = salt
+        return (event, salt)
     }
 
     /// The record as stored after its chain hash.
@@ -110,6 +124,7 @@ import PermissionModel
         w.bytes += box
         w.unsigned(UInt64(tokens.count / DataKeys.tokenSize))
         w.bytes += tokens
+        w.bytes += Self.checksum(w.bytes[trailerStart...])
         let trailer = UInt32(w.bytes.count - trailerStart)
         withUnsafeBytes(of: trailer.bigEndian) { w.bytes += $0 }
         return w.bytes
@@ -131,15 +146,73 @@ import PermissionModel
         return stored.count - 4 - length
     }
 
-    /// Reads a stored version 2 record.
+    /// The first 8 bytes of SHA-256 over a trailer's bytes before its checksum.
+    private static func checksum(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        Array(SHA256.hash(data: Array(bytes)).prefix(8))
+    }
+
+    /// Reads a stored version 2 record, checking its trailer's checksum.
     public init(stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
         let start = try Self.trailerStart(stored)
+        guard stored.count - 4 - start >= 8 else { throw .init(reason: "the record's trailer is too short") }
+        let end = stored.count - 12
+        guard Self.checksum(stored[start..<end]).elementsEqual(stored[end..<(stored.count - 4)]) else {
+            throw .init(reason: "the record's trailer does not match its checksum")
+        }
         chained = Array(stored[..<start])
-        var r = RecordReader(UnsafeRawBufferPointer(rebasing: stored[start..<(stored.count - 4)]))
+        var r = RecordReader(UnsafeRawBufferPointer(rebasing: stored[start..<end]))
         box = Array(try r.raw(try r.count()))
         let tokenCount = try r.count()
         guard tokenCount <= r.remaining / DataKeys.tokenSize else { throw .init(reason: "count \(tokenCount) exceeds the record") }
         tokens = Array(try r.raw(tokenCount * DataKeys.tokenSize))
         guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected trailing bytes after the tokens") }
+    }
+
+    /// The event as the tables hold it, read from the record without a key: its envelope, each handle's value
+    /// replaced by its token (``DataKeys/tokenHandle(kind:token:)``). What a rebuild and `verify` replay.
+    public func tokenizedEvent() throws(EventRecord.DecodingError) -> PermissionEvent {
+        let envelope = try chained.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes).event }
+        }.get()
+        guard tokens.count == Self.handles(of: envelope).count * DataKeys.tokenSize else {
+            throw .init(reason: "the record holds \(tokens.count / DataKeys.tokenSize) handle tokens for \(Self.handles(of: envelope).count) handles")
+        }
+        var index = 0
+        return Self.replacingHandles(of: envelope) { handle in
+            defer { index += DataKeys.tokenSize }
+            return DataKeys.tokenHandle(kind: handle.kind, token: tokens[index..<(index + DataKeys.tokenSize)])
+        }
+    }
+
+    /// Checks that the stored bytes are exactly what this build writes for what they hold: the chained part
+    /// re-encoded from its envelope and commitment, and the trailer in its one form.
+    func checkCanonical(stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        let (envelope, commitment) = try chained.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes) }
+        }.get()
+        guard Self.chainedBytes(envelope, recordedAt: envelope.recordedAt!, commitment: commitment) == chained,
+              self.stored().elementsEqual(stored) else {
+            throw .init(reason: "the stored record is not in canonical form")
+        }
+    }
+
+    /// `event` with each handle whose value is personal (``handles(of:)``) replaced by `transform` of it, in order.
+    static func replacingHandles(of event: PermissionEvent, _ transform: (CommunicationHandle) -> CommunicationHandle) -> PermissionEvent {
+        var result = event
+        switch event.payload {
+        case .questionAsked(let question):
+            guard case .communication(let topic) = question.topic else { return event }
+            let people = topic.personInformation.map { PersonInformation(handle: transform($0.handle), nameComponents: $0.nameComponents) }
+            let replaced = PermissionQuestion(
+                uncheckedID: question.id, topic: .communication(CommunicationTopic(uncheckedPersonInformation: people, actions: topic.actions)),
+                choices: question.choices, defaultChoiceID: question.defaultChoiceID, expiresAt: question.expiresAt)
+            result.payload = .questionAsked(replaced!)
+        case .handlesObserved(let checked, let known):
+            let newChecked = checked.map(transform)
+            result.payload = .handlesObserved(checked: newChecked, known: known.map(transform))
+        default:
+            break
+        }
+        return result
     }
 }

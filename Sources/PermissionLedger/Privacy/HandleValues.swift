@@ -1,0 +1,69 @@
+import Foundation
+internal import LMDB
+import PermissionModel
+
+/// The values of handles that the tables hold as tokens, found in the events that named them.
+///
+/// A handle row's source names the event that holds its value: the `question.asked` of an approving question,
+/// or the `handles.observed` of an observation. That event's record lists its handles' tokens in the order of
+/// its handles, so the value of a token is found by opening the event once. A ledger of format 1 holds values.
+struct HandleValues {
+    let txn: ReadTransaction
+    let tables: Tables
+    /// Each opened event's handles by their tokens.
+    private var opened: [UInt64: [String: CommunicationHandle]] = [:]
+
+    init(txn: ReadTransaction, tables: Tables) {
+        self.txn = txn
+        self.tables = tables
+    }
+
+    /// Whether the tables hold tokens in place of values (format 2).
+    var holdsTokens: Bool { tables.keys != nil }
+
+    /// The handle `stored` (a token) stands for, from the event `source` names.
+    mutating func value(of stored: CommunicationHandle, source: HandleSource) throws -> CommunicationHandle {
+        guard holdsTokens else { return stored }
+        let seq = try sourceSeq(source)
+        if opened[seq] == nil { opened[seq] = try handlesByToken(at: seq) }
+        guard let handle = opened[seq]?[stored.value], handle.kind == stored.kind else {
+            throw LedgerError(.damaged, "a handle row names an event that does not hold its handle", seq: seq)
+        }
+        return handle
+    }
+
+    /// The seq of the event that holds the handles of `source`.
+    private func sourceSeq(_ source: HandleSource) throws -> UInt64 {
+        switch source {
+        case .observation(let seq): return seq
+        case .question(let id):
+            guard let latest = try txn.latest(tables.questions, Keys.uuid(id)) else {
+                throw LedgerError(.damaged, "a handle row names question \(id.uuidString), which is not in the ledger")
+            }
+            return try QuestionRow(decoding: latest.value).askedSeq
+        }
+    }
+
+    /// The handles of the event at `seq`, by the tokens its record lists for them.
+    private func handlesByToken(at seq: UInt64) throws -> [String: CommunicationHandle] {
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        }
+        let record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
+        let tokens = SealedRecord.handles(of: try record.tokenizedEvent())
+        let values = SealedRecord.handles(of: try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables))
+        return Dictionary(zip(tokens.map(\.value), values), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key, or `nil` when the
+    /// subject has no token key (no handle of it was stored yet); the handle itself in a ledger of format 1.
+    ///
+    /// The lookup key is the subject's latest, at every as-of point: a handle's rows keep one token through
+    /// their history, and rows whose key is gone can no longer be matched, at any point.
+    func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
+        guard holdsTokens else { return handle }
+        guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+        guard let tokenKey = try keyRing.tokenKey(txn, tables, subject: subject) else { return nil }
+        return DataKeys.tokenHandle(handle, tokenKey: tokenKey)
+    }
+}

@@ -1,0 +1,117 @@
+internal import Crypto
+import Foundation
+internal import LMDB
+import PermissionModel
+
+/// The keys of one open ledger: its ledger key, its key store, and which slot of the store holds each subject's
+/// data keys (the `keys` table), with the keys it has unwrapped kept in memory.
+///
+/// `keys` table entries (docs/STORAGE.md, "Keys") name a slot of the key store, versioned by the `seq` from which
+/// they hold (a generation), as the projections' rows are:
+/// - `subject ‖ 0x00 ‖ 0x01 ‖ day` (8 bytes, as times in keys) `‖ seq` → the slot of the subject's day key for
+///   the events from `seq` on;
+/// - `subject ‖ 0x00 ‖ 0x02 ‖ seq` → the slot of the subject's lookup key from `seq` on.
+///
+/// The events of a generation are those of `seq` at or after it and before the next one: an erasure, which
+/// destroys a generation's key, starts a new generation for the data that comes after it.
+///
+/// A slot never changes what it holds (it is only ever destroyed), so unwrapped keys are cached by slot: the
+/// table itself is read in the caller's transaction, and a key made by a transaction that aborts is simply never
+/// referred to. New slots are made durable by ``syncNewKeys()`` before the transaction that refers to them commits.
+final class KeyRing: @unchecked Sendable {
+    let ledgerKey: LedgerKey
+    let store: KeyStore
+    let secrets: SecretSource
+    private let lock = NSLock()
+    private var unwrapped: [UInt64: SymmetricKey] = [:]
+    private var unsynced = false
+
+    init(ledgerKey: LedgerKey, store: KeyStore, secrets: SecretSource) {
+        self.ledgerKey = ledgerKey
+        self.store = store
+        self.secrets = secrets
+    }
+
+    enum Kind: UInt8 {
+        case day = 1
+        case lookup = 2
+    }
+
+    /// The entity whose versions name the keys of `kind`: a generation's entry is this followed by its first `seq`.
+    static func entry(subject: String, _ kind: Kind, day: Int64? = nil) -> [UInt8] {
+        var key = Keys.subjectPrefix(subject)
+        key.append(kind.rawValue)
+        if let day { key.appendSeq(UInt64(bitPattern: day) ^ (1 << 63)) }
+        return key
+    }
+
+    /// The key in `slot`, unwrapped once; `nil` when destroyed.
+    func key(slot: UInt64) throws(LedgerError) -> SymmetricKey? {
+        if let key = lock.withLock({ unwrapped[slot] }) { return key }
+        guard let key = try store.key(slot: slot) else { return nil }
+        lock.withLock { unwrapped[slot] = key }
+        return key
+    }
+
+    /// Forgets the unwrapped keys of `slots` (destroyed).
+    func forget(_ slots: some Sequence<UInt64>) {
+        lock.withLock { for slot in slots { unwrapped.removeValue(forKey: slot) } }
+    }
+
+    /// The slot of the generation of `entry` that holds at `seq`, as `txn` sees the `keys` table.
+    static func slot(_ txn: ReadTransaction, _ tables: Tables, _ entry: [UInt8], atMost seq: UInt64) throws -> UInt64? {
+        guard let keys = tables.keys else { return nil }
+        return try txn.latest(keys, entry, atMost: seq).map { Keys.decodeSeq($0.value) }
+    }
+
+    /// The key of the generation of `entry` that holds at `seq`, made (and its slot recorded in `txn` as a
+    /// generation from `seq`) when there is none.
+    private func keyForWriting(_ txn: WriteTransaction, _ tables: Tables, _ entry: [UInt8], seq: UInt64) throws -> SymmetricKey {
+        if let slot = try Self.slot(txn.reader, tables, entry, atMost: seq) {
+            guard let key = try key(slot: slot) else {
+                throw LedgerError(.damaged, "key store \(store.path): a key in use (\(slot)) is destroyed")
+            }
+            return key
+        }
+        let generation = Keys.versioned(entry, seq)
+        let key = secrets.key(for: "data key \(hexString(generation))")
+        let slot = try store.add(key, secrets: secrets)
+        lock.withLock {
+            unwrapped[slot] = key
+            unsynced = true
+        }
+        try txn.put(tables[.keys], key: generation, value: Keys.seq(slot))
+        return key
+    }
+
+    /// The key that seals the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`.
+    func eventKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey {
+        let dayKey = try keyForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), seq: seq)
+        return DataKeys.eventKey(dayKey: dayKey, seq: seq)
+    }
+
+    /// The token key of `subject`'s handles in the event at `seq`, made when it has none.
+    func tokenKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> SymmetricKey {
+        DataKeys.tokenKey(lookupKey: try keyForWriting(txn, tables, Self.entry(subject: subject, .lookup), seq: seq))
+    }
+
+    /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
+    func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq),
+              let dayKey = try key(slot: slot) else { return nil }
+        return DataKeys.eventKey(dayKey: dayKey, seq: seq)
+    }
+
+    /// The token key of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
+    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max), let key = try key(slot: slot) else { return nil }
+        return DataKeys.tokenKey(lookupKey: key)
+    }
+
+    /// Makes the keys added since the last call durable: called before a transaction that refers to them commits.
+    func syncNewKeys() throws(LedgerError) {
+        guard lock.withLock({ unsynced }) else { return }
+        try store.sync()
+        lock.withLock { unsynced = false }
+    }
+}
