@@ -60,6 +60,7 @@ public enum EventJSON {
         .questionExpired: ["questionId"],
         .handlesObserved: ["checked", "known"],
         .permissionChanged: ["permission", "state", "cause"],
+        .subjectErased: ["erasure"],
     ]
 
     private static func decodeEvent(_ members: [(key: String, value: JSONValue)]) throws(PermissionModelError) -> PermissionEvent {
@@ -127,6 +128,13 @@ public enum EventJSON {
             let state = try fields.enumeration("state", SystemPermission.State.self)
             let cause = try fields.optionalEnumeration("cause", SystemPermission.Cause.self)
             payload = .permissionChanged(permission, state: state, cause: cause)
+        case .subjectErased:
+            let object = try fields.object("erasure")
+            try object.rejectUnknown(allowed: ["basis", "reference", "before"])
+            let basis = try object.enumeration("basis", Erasure.Basis.self)
+            let reference = try object.optionalString("reference")
+            if let reference { try validateIdentifier(reference, field: object.path + "reference", maxBytes: 128) }
+            payload = .subjectErased(Erasure(basis: basis, reference: reference, before: try object.optionalTime("before")))
         }
         var event = PermissionEvent(
             id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, seq: seq, hash: hash, payload: payload)

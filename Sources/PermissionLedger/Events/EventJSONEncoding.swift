@@ -48,6 +48,12 @@ extension EventJSON {
             w.key("permission"); w.string(permission.rawValue)
             w.key("state"); w.string(state.rawValue)
             if let cause { w.key("cause"); w.string(cause.rawValue) }
+        case .subjectErased(let erasure):
+            w.key("erasure"); w.raw("{")
+            w.key("basis", first: true); w.string(erasure.basis.rawValue)
+            if let reference = erasure.reference { w.key("reference"); w.string(reference) }
+            if let before = erasure.before { w.key("before"); w.string(before.description) }
+            w.raw("}")
         }
         if let salt = event.salt { w.key("salt"); w.string(hexString(salt)) }
         if let hash = event.hash { w.key("hash"); w.string(hash.description) }

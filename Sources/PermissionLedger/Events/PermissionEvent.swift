@@ -73,6 +73,8 @@ public struct PermissionEvent: Hashable, Sendable {
         case handlesObserved(checked: [CommunicationHandle], known: [CommunicationHandle])
         /// `permission.changed`: a system permission's state changed.
         case permissionChanged(SystemPermission, state: SystemPermission.State, cause: SystemPermission.Cause?)
+        /// `subject.erased`: the subject's personal fields recorded before it are erased (docs/spec/PRIVACY.md).
+        case subjectErased(Erasure)
     }
 
     /// The event's type.
@@ -85,6 +87,7 @@ public struct PermissionEvent: Hashable, Sendable {
         case .questionExpired: .questionExpired
         case .handlesObserved: .handlesObserved
         case .permissionChanged: .permissionChanged
+        case .subjectErased: .subjectErased
         }
     }
 
@@ -95,7 +98,7 @@ public struct PermissionEvent: Hashable, Sendable {
         case .questionSendCanceled(let id), .questionExpired(let id): id
         case .questionAskFailed(let id, _): id
         case .questionAnswered(let id, _, _): id
-        case .handlesObserved, .permissionChanged: nil
+        case .handlesObserved, .permissionChanged, .subjectErased: nil
         }
     }
 }

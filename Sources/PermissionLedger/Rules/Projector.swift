@@ -18,6 +18,7 @@ import PermissionModel
         case answer(UUID, QuestionRow, approved: [CommunicationHandle], until: Timestamp?)
         case observed(checked: [CommunicationHandle], known: [CommunicationHandle])
         case permission(PermissionRow)
+        case erasure(Erasure)
     }
 
     /// Checks `event` against the current state and, when it is accepted, stores it and updates every projection.
@@ -121,6 +122,11 @@ import PermissionModel
             plan = .observed(checked: checked, known: known)
         case .permissionChanged(let permission, let state, let cause):
             plan = .permission(PermissionRow(permission: permission, state: state, since: input.occurredAt, cause: cause))
+        case .subjectErased(let erasure):
+            guard try store.isKnownSubject(input.subject) else {
+                throw reject("the subject has no event before this one: there is nothing to erase")
+            }
+            plan = .erasure(erasure)
         }
 
         if let given = input.seq, given != seq {
@@ -166,6 +172,8 @@ import PermissionModel
             }
         case .permission(let row):
             try store.putPermission(subject: event.subject, row, seq: seq)
+        case .erasure(let erasure):
+            try store.erase(subject: event.subject, erasure, seq: seq, recordedAt: recordedAt)
         }
         try store.endEvent(seq: seq)
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)

@@ -102,6 +102,14 @@ final class LMDBStore: ProjectionStore {
         return (sealed.record.stored(), sealed.record.chained)
     }
 
+    func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {
+        guard rewritesLog, let keyRing = tables.keyRing else { return }
+        // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
+        let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
+        try keyRing.erase(txn, tables, subject: subject, before: before, erasureSeq: seq)
+        tokenKeys.removeValue(forKey: ByteKey(Array(subject.utf8)))
+    }
+
     func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
         let handle = try stored(handle, subject: subject)
         return try cursor(.handles).latest(Keys.handle(subject: subject, handle), atMost: .max).map { try HandleRow(decoding: $0.value) }

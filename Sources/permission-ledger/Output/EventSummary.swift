@@ -22,5 +22,8 @@ func summary(_ event: PermissionEvent) -> String {
         return said.filter { !$0.1.isEmpty }.map { "\($0.0): \(handlesText($0.1))" }.joined(separator: " | ")
     case .permissionChanged(let p, let state, let cause):
         return "\(p.rawValue) → \(state.rawValue)\(cause.map { " (\($0.rawValue))" } ?? "")"
+    case .subjectErased(let erasure):
+        let cut = erasure.before.map { " before \($0)" } ?? ""
+        return "\(erasure.basis.rawValue)\(erasure.reference.map { " \($0)" } ?? "")\(cut)"
     }
 }

@@ -1,0 +1,34 @@
+import Foundation
+import PermissionModel
+
+/// What a `subject.erased` event erases, and on what basis (docs/spec/PRIVACY.md, "Erasure").
+///
+/// The erasure is of the subject's personal fields recorded before it, or before ``before`` when given; it is not
+/// personal data itself, and changes no state.
+public struct Erasure: Hashable, Sendable {
+    /// Why the data is erased.
+    public enum Basis: String, Hashable, Sendable, CaseIterable {
+        /// A parent or guardian asked.
+        case guardianRequest
+        /// The subject's account was deleted.
+        case accountDeleted
+        /// A retention policy: the data is older than the ledger keeps it.
+        case retention
+        /// Any other basis; ``Erasure/reference`` says where it is recorded.
+        case other
+    }
+
+    /// Why the data is erased.
+    public var basis: Basis
+    /// The app's case or ticket number: 1 to 128 bytes, no control character. Not personal data.
+    public var reference: String?
+    /// When given, only the subject's events recorded before this time are erased; otherwise all the subject's
+    /// events recorded before the erasure.
+    public var before: Timestamp?
+
+    public init(basis: Basis, reference: String? = nil, before: Timestamp? = nil) {
+        self.basis = basis
+        self.reference = reference
+        self.before = before
+    }
+}

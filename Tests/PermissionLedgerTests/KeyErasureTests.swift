@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+@_spi(StorageEngine) @testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// docs/STORAGE.md, "Erasure": a `subject.erased` event destroys the keys of what it erases, in the key store,
+/// and nothing else.
+@Suite(.timeLimit(.minutes(5)))
+struct KeyErasureTests {
+    /// Every data key the ledger's key store holds now, by slot.
+    static func dataKeys(_ ledger: Ledger) throws -> [UInt64: [UInt8]] {
+        let ring = try #require(ledger.tables.keyRing)
+        var keys: [UInt64: [UInt8]] = [:]
+        for slot in 0..<ring.store.slotCount {
+            if let key = try ring.store.key(slot: slot) { keys[slot] = KeyStoreTests.keyBytes(key) }
+        }
+        return keys
+    }
+
+    /// The files of `directory` that hold `bytes`.
+    static func files(in directory: String, holding bytes: [UInt8]) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted().filter { name in
+            KeyStoreTests.bytes(directory + "/" + name).contains(subsequence: bytes)
+        }
+    }
+
+    /// The JSON lines of `subject`'s events.
+    static func lines(_ ledger: Ledger, subject: String) throws -> [String] {
+        try ledger.read { view in
+            var lines: [String] = []
+            try view.forEachEvent(after: 0, through: .max) { if $0.event.subject == subject { lines.append(EventJSON.encode($0.event)) } }
+            return lines
+        }
+    }
+
+    /// Whether the event at `seq` reads.
+    static func reads(_ ledger: Ledger, seq: UInt64) -> Bool {
+        (try? ledger.read { view in try view.forEachEvent(after: seq - 1, through: seq) { _ in } }) != nil
+    }
+
+    static func erasure(_ id: String, subject: String, at time: String, before: String? = nil) throws -> PermissionEvent {
+        PermissionEvent(
+            id: id, subject: subject, occurredAt: try Timestamp(rfc3339: time), recordedAt: try Timestamp(rfc3339: time),
+            payload: .subjectErased(Erasure(basis: .guardianRequest, reference: "case-4711", before: try before.map { try Timestamp(rfc3339: $0) })))
+    }
+
+    @Test func aWholeErasureDestroysEveryKeyOfTheSubjectAndNoOther() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            try await ledger.importFixture("family-day.jsonl")
+            let before = try Self.dataKeys(ledger)
+            let head = try ledger.head()
+            let subject = try #require(try ledger.read { try $0.subjects() }.first)
+            let other = try #require(try ledger.read { try $0.subjects() }.last)
+            #expect(subject != other)
+            let otherExport = try Self.lines(ledger, subject: other)
+
+            try await ledger.append([try Self.erasure("erase-1", subject: subject, at: "2026-11-21T10:00:00Z")])
+            let after = try Self.dataKeys(ledger)
+            let destroyed = Set(before.keys).subtracting(after.keys)
+            #expect(!destroyed.isEmpty)
+            // Every destroyed key is gone from every file of the ledger's directory, the key store included.
+            for slot in destroyed {
+                #expect(try Self.files(in: path, holding: before[slot]!) == [], "slot \(slot)")
+            }
+            // The other subject's events read as before, and the log still verifies.
+            let otherAfter = try Self.lines(ledger, subject: other)
+            #expect(otherAfter == otherExport)
+            #expect(try ledger.head().seq == head.seq + 1)
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+        }
+    }
+
+    @Test func anErasureCommittedBeforeACrashIsCarriedOutWhenTheLedgerOpens() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            var slots: [UInt64] = []
+            var keys: [UInt64: [UInt8]] = [:]
+            do {
+                let ledger = try Ledger(path: path, options: .seeded())
+                try await ledger.importFixture("decline.jsonl")
+                keys = try Self.dataKeys(ledger)
+                let subject = try #require(try ledger.read { try $0.subjects() }.first)
+                let tables = ledger.tables
+                let ring = try #require(tables.keyRing)
+                // The erasure's transaction commits; the process dies before the key store is overwritten.
+                slots = try ledger.environment.write { txn in
+                    try ring.erase(txn, tables, subject: subject, before: nil, erasureSeq: try ledger.head().seq + 1)
+                }
+                #expect(!slots.isEmpty)
+                for slot in slots { #expect(try Self.files(in: path, holding: keys[slot]!) == ["data-keys"]) }
+                await ledger.close()
+            }
+            let reopened = try Ledger(path: path, options: .seeded())
+            for slot in slots { #expect(try Self.files(in: path, holding: keys[slot]!) == [], "slot \(slot)") }
+            await reopened.close()
+        }
+    }
+
+    @Test func anErasureBeforeATimeInsideADayKeepsTheLaterEventsOfThatDay() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            try await ledger.append(json:
+                JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
+                JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00"))
+            try await ledger.append([try Self.erasure("cut", subject: "kid-ava", at: "2026-11-20T16:00:00Z", before: "2026-11-20T12:00:00Z")])
+            #expect(Self.reads(ledger, seq: 2), "the event after the cut keeps its key")
+            #expect(!Self.reads(ledger, seq: 1), "the event before the cut is unreadable")
+        }
+    }
+}
