@@ -553,6 +553,9 @@ struct ReferenceModel {
         case .permissionChanged(let permission, let state, let cause):
             permissionStates[event.subject, default: [:]][permission] =
                 PermissionAnswer(permission: permission, state: state, since: event.occurredAt, cause: cause)
+        case .subjectErased:
+            // No state changes (docs/spec/EVENTS.md); the fixtures this model checks hold no erasure yet.
+            break
         }
         ids.insert(event.id)
         subjects.insert(event.subject)
