@@ -34,9 +34,13 @@ struct KeyErasureTests {
         }
     }
 
-    /// Whether the event at `seq` reads.
-    static func reads(_ ledger: Ledger, seq: UInt64) -> Bool {
-        (try? ledger.read { view in try view.forEachEvent(after: seq - 1, through: seq) { _ in } }) != nil
+    /// The event at `seq`, as a query reads it; `nil` when it does not read.
+    static func event(_ ledger: Ledger, seq: UInt64) -> PermissionEvent? {
+        try? ledger.read { view in
+            var found: PermissionEvent?
+            try view.forEachEvent(after: seq - 1, through: seq) { found = $0.event }
+            return found
+        }
     }
 
     static func erasure(_ id: String, subject: String, at time: String, before: String? = nil) throws -> PermissionEvent {
@@ -88,7 +92,7 @@ struct KeyErasureTests {
                 let ring = try #require(tables.keyRing)
                 // The erasure's transaction commits; the process dies before the key store is overwritten.
                 slots = try ledger.environment.write { txn in
-                    try ring.erase(txn, tables, subject: subject, before: nil, erasureSeq: try ledger.head().seq + 1)
+                    try ring.erase(txn, tables, subject: subject, basis: .guardianRequest, before: nil, erasureSeq: try ledger.head().seq + 1)
                 }
                 #expect(!slots.isEmpty)
                 // Marked, not yet overwritten: the key store still opens the slots.
@@ -113,8 +117,40 @@ struct KeyErasureTests {
                 JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
                 JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00"))
             try await ledger.append([try Self.erasure("cut", subject: "kid-ava", at: "2026-11-20T16:00:00Z", before: "2026-11-20T12:00:00Z")])
-            #expect(Self.reads(ledger, seq: 2), "the event after the cut keeps its key")
-            #expect(!Self.reads(ledger, seq: 1), "the event before the cut is unreadable")
+            let early = try #require(Self.event(ledger, seq: 1), "an erased event reads, as erased")
+            #expect(early.erased == ErasureMark(seq: 3, basis: .guardianRequest))
+            #expect(PersonalFields(of: early).entries.allSatisfy { $0.value.isEmpty }, "its handle's value is gone")
+            let late = try #require(Self.event(ledger, seq: 2), "the event after the cut keeps its key")
+            #expect(late.erased == nil)
+            #expect(late.payload == (try decodeEvent(JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00"))).payload)
+        }
+    }
+
+    @Test func aWholeErasureMarksEveryEarlierEventWithPersonalFieldsAndNoLaterOne() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("family-day.jsonl")
+            let subject = try #require(try ledger.read { try $0.subjects() }.first)
+            let head = try ledger.head().seq
+            let before = try (1...head).map { try #require(Self.event(ledger, seq: $0)) }
+            try await ledger.append([try Self.erasure("erase-1", subject: subject, at: "2026-11-21T10:00:00Z")])
+            try await ledger.append(json: #"{"type":"handles.observed","id":"afterwards","subject":"\#(subject)","occurredAt":"2026-11-21T11:00:00Z","recordedAt":"2026-11-21T11:00:00Z","checked":[{"value":"+14155550199","kind":"phoneNumber"}],"known":[]}"#)
+            var erased = 0
+            for old in before {
+                let now = try #require(Self.event(ledger, seq: old.seq!), "seq \(old.seq!) reads")
+                if old.subject == subject, !PersonalFields(of: old).isEmpty {
+                    erased += 1
+                    #expect(now.erased == ErasureMark(seq: head + 1, basis: .guardianRequest), "seq \(old.seq!)")
+                    #expect(PersonalFields(of: now).entries.allSatisfy { $0.value.isEmpty }, "seq \(old.seq!)")
+                    #expect(now.hash == old.hash && now.type == old.type && now.occurredAt == old.occurredAt, "seq \(old.seq!)")
+                } else {
+                    #expect(now == old, "seq \(old.seq!): nothing erased")
+                }
+            }
+            #expect(erased > 0)
+            let later = try #require(Self.event(ledger, seq: head + 2))
+            #expect(later.erased == nil)
+            #expect(!PersonalFields(of: later).isEmpty, "what the subject records afterwards is new data, readable")
         }
     }
 }

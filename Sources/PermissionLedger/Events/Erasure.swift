@@ -32,3 +32,18 @@ public struct Erasure: Hashable, Sendable {
         self.before = before
     }
 }
+
+/// Which erasure made an event's personal fields unreadable: the `seq` of its `subject.erased` event and its basis.
+/// What outputs show in place of an erased value (docs/spec/PRIVACY.md): `(erased, seq N)` in tables and CSV,
+/// and in JSON `null` with `"erased": {"seq": N, "basis": BASIS}` beside it.
+public struct ErasureMark: Hashable, Sendable {
+    /// The seq of the `subject.erased` event.
+    public var seq: UInt64
+    /// Its basis.
+    public var basis: Erasure.Basis
+
+    public init(seq: UInt64, basis: Erasure.Basis) {
+        self.seq = seq
+        self.basis = basis
+    }
+}

@@ -26,6 +26,9 @@ public struct PermissionEvent: Hashable, Sendable {
     /// has them, written in exports, and given on import, so that an import reproduces the same hashes. `nil`
     /// lets the ledger draw a new one. Not compared by `==`: it is how the event was stored, not what it says.
     public var salt: [UInt8]?
+    /// Set on an event read back whose personal fields an erasure made unreadable: which erasure. Its personal
+    /// fields (names, handle values, error messages) are then empty; everything else is as recorded.
+    public var erased: ErasureMark?
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
     /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.
@@ -44,7 +47,7 @@ public struct PermissionEvent: Hashable, Sendable {
 
     public static func == (lhs: PermissionEvent, rhs: PermissionEvent) -> Bool {
         lhs.id == rhs.id && lhs.subject == rhs.subject && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
-            && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload
+            && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload && lhs.erased == rhs.erased
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -55,6 +58,7 @@ public struct PermissionEvent: Hashable, Sendable {
         hasher.combine(seq)
         hasher.combine(hash)
         hasher.combine(payload)
+        hasher.combine(erased)
     }
 
     /// What is particular to each type of event.

@@ -28,8 +28,11 @@ extension KeyRing {
     ///
     /// Returns the slots marked.
     @discardableResult
-    func erase(_ txn: WriteTransaction, _ tables: Tables, subject: String, before: Timestamp?, erasureSeq: UInt64) throws -> [UInt64] {
+    func erase(
+        _ txn: WriteTransaction, _ tables: Tables, subject: String, basis: Erasure.Basis, before: Timestamp?, erasureSeq: UInt64
+    ) throws -> [UInt64] {
         let keys = tables[.keys]
+        try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .erasure), erasureSeq), value: Self.erasureValue(basis: basis, before: before))
         var marked: [(entry: [UInt8], slot: UInt64)] = []
         var kept: [(seq: UInt64, key: SymmetricKey)] = []
 
@@ -72,6 +75,39 @@ extension KeyRing {
             notePendingDestruction()
         }
         return slots
+    }
+
+    /// The erasure that made the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`,
+    /// unreadable: the first of the subject's erasures after it whose cut (if it has one) is after `recordedAt`.
+    /// `nil` when none covers it: a key missing for another reason is damage.
+    static func erasure(_ txn: ReadTransaction, _ tables: Tables, subject: String, seq: UInt64, recordedAt: Timestamp) throws -> ErasureMark? {
+        guard let keys = tables.keys else { return nil }
+        let prefix = entry(subject: subject, .erasure)
+        let cursor = try txn.cursor(keys)
+        var found = try cursor.seek(atOrAfter: Keys.versioned(prefix, seq + 1))
+        while let e = found, e.key.count == prefix.count + 8, e.key.starts(with: prefix) {
+            if let (basis, before) = decodeErasureValue(e.value), before.map({ recordedAt < $0 }) ?? true {
+                return ErasureMark(seq: Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])), basis: basis)
+            }
+            found = try cursor.next()
+        }
+        return nil
+    }
+
+    /// An erasure entry's value: the index of its basis in `Erasure.Basis.allCases` (1 byte), then its cut when it
+    /// has one (8 bytes, as times in keys).
+    static func erasureValue(basis: Erasure.Basis, before: Timestamp?) -> [UInt8] {
+        var value = [UInt8(Erasure.Basis.allCases.firstIndex(of: basis)!)]
+        if let before { value.appendSeq(UInt64(bitPattern: before.microseconds) ^ (1 << 63)) }
+        return value
+    }
+
+    static func decodeErasureValue(_ value: UnsafeRawBufferPointer) -> (basis: Erasure.Basis, before: Timestamp?)? {
+        guard value.count == 1 || value.count == 9, Int(value[0]) < Erasure.Basis.allCases.count else { return nil }
+        let basis = Erasure.Basis.allCases[Int(value[0])]
+        guard value.count == 9 else { return (basis, nil) }
+        let bits = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: value[1...])) ^ (1 << 63)
+        return (basis, Timestamp(microseconds: Int64(bitPattern: bits)))
     }
 
     /// Overwrites the slots that committed erasures listed, then takes them off the list: called after a write

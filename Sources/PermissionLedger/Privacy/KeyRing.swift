@@ -41,6 +41,9 @@ final class KeyRing: @unchecked Sendable {
         /// One event's own key, kept when an erasure destroys the day key of the day it was recorded on
         /// (the erasure's `before` falls inside that day, after the event): `subject ‖ 0x00 ‖ 0x03 ‖ seq`.
         case event = 3
+        /// An erasure of the subject's, so that what reads an erased field can say which erasure erased it:
+        /// `subject ‖ 0x00 ‖ 0x04 ‖ seq` (the `subject.erased` event's) → its basis (`ErasureMark`).
+        case erasure = 4
     }
 
     /// A `keys` entry's value: the slot, then, once an erasure destroys the slot's key, one byte 0. The entry stays,

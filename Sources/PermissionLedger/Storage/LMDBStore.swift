@@ -106,7 +106,7 @@ final class LMDBStore: ProjectionStore {
         guard rewritesLog, let keyRing = tables.keyRing else { return }
         // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
-        try keyRing.erase(txn, tables, subject: subject, before: before, erasureSeq: seq)
+        try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
         tokenKeys.removeValue(forKey: ByteKey(Array(subject.utf8)))
     }
 

@@ -28,10 +28,15 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             event = envelope
         } else {
             guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-            guard let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) else {
+            if let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
+                event = try record.open(eventKey: key).event
+            } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+                // Erased: the envelope, whose personal fields are empty, and which erasure emptied them.
+                event = envelope
+                event.erased = mark
+            } else {
                 throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
             }
-            event = try record.open(eventKey: key).event
         }
     } else {
         event = try EventRecord.decode(stored.record)
