@@ -46,4 +46,26 @@ struct ErasedOutputTests {
             #expect(events[1]["erased"] == nil, "the erasure event itself erased nothing of its own")
         }
     }
+
+    @Test("known-handles keeps an erased handle's membership and shows (erased, seq N), or null and the erasure in JSON")
+    func knownHandlesShowTheErasure() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "erased.jsonl"))
+            let table = try sandbox.run(["known-handles", "--ledger", ledger, "--subject", "kid-ava", "--format", "table"])
+            #expect(table.status == 0, "\(table)")
+            #expect(table.out.contains("(erased, seq 2)"), "\(table.out)")
+            #expect(table.out.contains("observed, seq 1"), "the membership is what it was: \(table.out)")
+            #expect(!table.out.contains("4155550101"), "\(table.out)")
+            let run = try sandbox.run(["known-handles", "--ledger", ledger, "--subject", "kid-ava", "--format", "json"])
+            #expect(run.status == 0, "\(run)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+            let handles = try #require(object["handles"] as? [[String: Any]])
+            try #require(handles.count == 1)
+            #expect(handles[0]["value"] is NSNull, "\(handles[0])")
+            #expect(handles[0]["since"] as? String == "2026-11-20T09:00:00Z")
+            let erased = try #require(handles[0]["erased"] as? [String: Any], "\(handles[0])")
+            #expect(erased["seq"] as? Int == 2)
+            #expect(erased["basis"] as? String == "guardianRequest")
+        }
+    }
 }

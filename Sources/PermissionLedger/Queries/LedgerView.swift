@@ -126,8 +126,8 @@ public struct LedgerView {
         var values = HandleValues(txn: txn, tables: tables)
         var known: [KnownHandle] = []
         for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
-            let handle = try values.value(of: row.handle, source: row.source)
-            known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source))
+            let (handle, erased) = try values.value(of: row.handle, source: row.source)
+            known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
         // Rows are in the order of what the tables hold: tokens, when they hold tokens.
         if values.holdsTokens { known.sort { $0.handle < $1.handle } }

@@ -74,8 +74,10 @@ public enum QueryJSON {
     static func writeKnownHandle(_ h: KnownHandle, subject: String? = nil, to w: inout JSONWriter) {
         w.raw("{")
         if let subject { w.key("subject", first: true); w.string(subject); w.raw(",") }
-        w.raw("\"value\":"); w.string(h.handle.value)
+        w.raw("\"value\":")
+        if h.erased == nil { w.string(h.handle.value) } else { w.raw("null") }
         w.key("kind"); w.string(h.handle.kind.rawValue)
+        EventJSON.writeErasure(h.erased, to: &w)
         w.key("since"); w.string(h.since.description)
         w.key("until"); w.optionalString(h.until?.description)
         w.key("source")

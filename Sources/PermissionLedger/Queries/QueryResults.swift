@@ -50,6 +50,9 @@ public struct KnownHandle: Hashable, Sendable {
     public var until: Timestamp?
     /// What made it known: an approved question or a `handles.observed` event.
     public var source: HandleSource
+    /// Set when an erasure made the handle's value unreadable: which erasure. ``handle`` then has an empty value,
+    /// and only its kind; the membership (`since`, `until`, `source`) is what it was.
+    public var erased: ErasureMark? = nil
 }
 
 /// A system permission's state for a subject at a point of the log.
