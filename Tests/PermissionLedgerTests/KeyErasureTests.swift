@@ -153,4 +153,26 @@ struct KeyErasureTests {
             #expect(!PersonalFields(of: later).isEmpty, "what the subject records afterwards is new data, readable")
         }
     }
+
+    @Test func anErasedHandleIsNoLongerMatchedButStaysAMember() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            let phone = try CommunicationHandle(value: "+14155550101", kind: .phoneNumber)
+            try await ledger.append(json: JSONLine.observed("seen", checked: [("+14155550101", "phoneNumber")], known: [("+14155550101", "phoneNumber")], at: "09:00:00", recorded: "09:00:00"))
+            #expect(try ledger.read { try $0.isKnownHandle(phone, subject: "kid-ava") })
+            try await ledger.append([try Self.erasure("erase-1", subject: "kid-ava", at: "2026-11-20T10:00:00Z")])
+            // As if it were not in the set: at the head, and as of the point before the erasure.
+            #expect(try !ledger.read { try $0.isKnownHandle(phone, subject: "kid-ava") })
+            #expect(try !ledger.read(asOf: .seq(1)) { try $0.isKnownHandle(phone, subject: "kid-ava") })
+            // A later event of the subject starts a new lookup key, under which the old token does not match either.
+            try await ledger.append(json: JSONLine.observed("later", checked: [("+14155550102", "phoneNumber")], known: [], at: "11:00:00", recorded: "11:00:00"))
+            #expect(try !ledger.read { try $0.isKnownHandle(phone, subject: "kid-ava") })
+            // The set still lists it, erased, with its membership.
+            let known = try ledger.read { try $0.knownHandles(subject: "kid-ava") }
+            try #require(known.count == 1)
+            #expect(known[0].erased == ErasureMark(seq: 2, basis: .guardianRequest))
+            #expect(known[0].handle.kind == .phoneNumber && known[0].handle.value.isEmpty)
+            #expect(known[0].source == .observation(1))
+        }
+    }
 }
