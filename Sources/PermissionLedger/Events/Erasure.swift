@@ -47,3 +47,18 @@ public struct ErasureMark: Hashable, Sendable {
         self.basis = basis
     }
 }
+
+/// What an erased event keeps of its personal fields (docs/STORAGE.md, "Erasure"): the commitment the chain hash
+/// covers in their place, and the token of each of its handles, which the tables hold. With its envelope, this is
+/// all the record of an erased event holds that a reader can use, and all an import needs to restore it.
+public struct ErasedFields: Hashable, Sendable {
+    /// The 32-byte commitment to the erased fields, whose salt is gone with them.
+    public var commitment: [UInt8]
+    /// The tokens of the event's handles, 16 bytes each, in the order of its personal fields.
+    public var tokens: [[UInt8]]
+
+    public init(commitment: [UInt8], tokens: [[UInt8]]) {
+        self.commitment = commitment
+        self.tokens = tokens
+    }
+}

@@ -3,7 +3,8 @@ import PermissionModel
 
 extension EventJSON {
     /// The event as one JSON line (without `\n`), keys in a fixed order:
-    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt`, `hash`.
+    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt` (or, erased,
+    /// `commitment` and `tokens`), `hash`.
     /// Absent optional fields are left out.
     public static func encode(_ event: PermissionEvent) -> String {
         var w = JSONWriter()
@@ -35,7 +36,12 @@ extension EventJSON {
             w.key("questionId"); w.string(id.uuidString)
             w.key("error"); w.raw("{")
             w.key("code", first: true); w.string(error.code.rawValue)
-            if let message = error.message { w.key("message"); w.string(message) }
+            if let message = error.message, event.erased == nil {
+                w.key("message"); w.string(message)
+            } else if event.erased != nil {
+                // An ask failure's one personal field is its message: an erased one had it.
+                w.key("message"); w.raw("null"); writeErasure(event.erased, to: &w)
+            }
             w.raw("}")
         case .questionAnswered(let id, let choiceID, let via):
             w.key("questionId"); w.string(id.uuidString)
@@ -56,6 +62,17 @@ extension EventJSON {
             w.raw("}")
         }
         if let salt = event.salt { w.key("salt"); w.string(hexString(salt)) }
+        if let erased = event.erasedFields {
+            w.key("commitment"); w.string(hexString(erased.commitment))
+            if !erased.tokens.isEmpty {
+                w.key("tokens"); w.raw("[")
+                for (i, token) in erased.tokens.enumerated() {
+                    if i > 0 { w.raw(",") }
+                    w.string(hexString(token))
+                }
+                w.raw("]")
+            }
+        }
         if let hash = event.hash { w.key("hash"); w.string(hash.description) }
         w.raw("}")
     }

@@ -29,6 +29,10 @@ public struct PermissionEvent: Hashable, Sendable {
     /// Set on an event read back whose personal fields an erasure made unreadable: which erasure. Its personal
     /// fields (names, handle values, error messages) are then empty; everything else is as recorded.
     public var erased: ErasureMark?
+    /// What an erased event keeps of its personal fields: set with ``erased`` on an event read back, written in
+    /// exports, and given on import, so that an import of an erased event restores its record and hash. Not
+    /// compared by `==`, as ``salt`` is not.
+    public var erasedFields: ErasedFields?
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
     /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.
