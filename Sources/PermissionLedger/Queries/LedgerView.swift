@@ -90,10 +90,12 @@ public struct LedgerView {
         var state = row.state
         var resolvedAt = row.resolvedAt
         var error = row.error
+        var errorErased: ErasureMark?
         // Where records are sealed, a failure's message is read from the failure's event.
         if tables.keys != nil, row.state == .failed, let event = try txn.event(tables, seq: versionSeq),
            case .questionAskFailed(_, let failure) = event.payload {
             error = failure
+            errorErased = event.erased
         }
         if state == .pending, let expiresAt = question.expiresAt, expiresAt <= point.time {
             state = .expired
@@ -102,7 +104,7 @@ public struct LedgerView {
         return QuestionStatus(
             question: question, subject: row.subject, state: state, late: row.late, askedAt: row.askedAt,
             resolvedAt: resolvedAt, choice: row.choiceID.flatMap(question.choice(id:)), via: row.via, error: error,
-            events: [])
+            events: [], erased: asked.erased, errorErased: errorErased)
     }
 
     // MARK: Subjects

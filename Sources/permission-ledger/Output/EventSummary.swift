@@ -7,8 +7,7 @@ import PermissionModel
 /// An erased event's personal values each read `(erased, seq N)` (docs/spec/PRIVACY.md).
 func summary(_ event: PermissionEvent) -> String {
     func shown(_ handles: [CommunicationHandle]) -> String {
-        guard let erased = event.erased else { return handlesText(handles) }
-        return listCell(handles.map { _ in erasedText(erased) })
+        handlesText(handles.map { handle in event.erased.map { .erased($0) } ?? .readable(handle) })
     }
     switch event.payload {
     case .questionAsked(let q):
