@@ -33,6 +33,18 @@ struct HandleValues {
         return (handle, event.erased)
     }
 
+    /// Whether an erasure erased the event `source` names (of `subject`): its handles are then not matched by
+    /// value (docs/spec/PRIVACY.md). Read from the erasure entries and the event's header, without a key.
+    func isErased(_ source: HandleSource, subject: String) throws -> Bool {
+        guard holdsTokens else { return false }
+        let seq = try sourceSeq(source)
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
+            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        }
+        let recordedAt = try decodeStoredHeader(value, id: false).header.recordedAt
+        return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt) != nil
+    }
+
     /// The seq of the event that holds the handles of `source`.
     private func sourceSeq(_ source: HandleSource) throws -> UInt64 {
         switch source {

@@ -111,19 +111,11 @@ extension LedgerView {
                     record.ended = .init(cause: cause, at: next.since, seq: nextSeq, knownAfter: next.known)
                 }
                 // A version written by an erased event is not matched by the value: that would say what it erased.
-                if values.holdsTokens, try isErased(version.source, question: record.question) { continue }
+                if try values.isErased(version.source, subject: s) { continue }
                 result.append(record)
             }
         }
         return result
-    }
-
-    /// Whether the event a handle row names as its source is erased.
-    private func isErased(_ source: HandleSource, question: QuestionStatus?) throws -> Bool {
-        switch source {
-        case .question: question?.erased != nil
-        case .observation(let seq): try txn.event(tables, seq: seq)?.erased != nil
-        }
     }
 
     /// Counts of events by type up to the point, subjects and questions by state at the point: a scan of the

@@ -138,10 +138,13 @@ public struct LedgerView {
 
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
-        guard let stored = try HandleValues(txn: txn, tables: tables).stored(handle, subject: subject),
+        let values = HandleValues(txn: txn, tables: tables)
+        guard let stored = try values.stored(handle, subject: subject),
               let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
         let row = try HandleRow(decoding: latest.value)
-        return row.known && (row.until.map { $0 > point.time } ?? true)
+        // An erased handle answers as if it were not in the set (docs/spec/PRIVACY.md).
+        guard row.known, row.until.map({ $0 > point.time }) ?? true else { return false }
+        return try !values.isErased(row.source, subject: subject)
     }
 
     /// The latest state of each permission of `subject` at the point, ordered by permission name.
