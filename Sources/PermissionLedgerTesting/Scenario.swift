@@ -200,6 +200,14 @@ public struct Scenario: Sendable {
         record(.permissionChanged(permission, state: state, cause: cause), subject: subject)
     }
 
+    /// Records `subject.erased`: the subject's personal fields recorded before the erasure (or before `before`)
+    /// are erased (docs/spec/PRIVACY.md).
+    public mutating func erased(
+        _ basis: Erasure.Basis = .guardianRequest, reference: String? = nil, before: Timestamp? = nil, subject: String? = nil
+    ) {
+        record(.subjectErased(Erasure(basis: basis, reference: reference, before: before)), subject: subject)
+    }
+
     /// Records any event as given: its id, times and subject are not touched, so it may break any rule.
     /// For scenarios about rejections.
     public mutating func record(_ event: PermissionEvent) {

@@ -9,5 +9,5 @@ struct ReliabilityTool: AsyncParsableCommand {
         Run through Tools/crash-test.sh and Tools/stress-test.sh; CI runs small versions of both from the \
         test suite.
         """,
-        subcommands: [Crash.self, Stress.self, CrashWriter.self, StressReader.self, TableDigests.self])
+        subcommands: [Crash.self, CrashErase.self, Stress.self, CrashWriter.self, EraseWriter.self, StressReader.self, TableDigests.self])
 }

@@ -298,7 +298,7 @@ struct SnapshotChecker {
         case .questionAskFailed(let id, _): end(id, .failed, &touched)
         case .questionExpired(let id): end(id, .expired, &touched)
         case .questionAnswered(let id, let choice, _): end(id, choice == "approve" ? .approved : .denied, &touched)
-        case .handlesObserved: break
+        case .handlesObserved, .subjectErased: break
         case .permissionChanged(let permission, let state, _):
             permissions[event.subject, default: [:]][permission] = state
             subjects.insert(event.subject)

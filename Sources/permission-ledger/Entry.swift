@@ -18,7 +18,7 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         subcommands: [
             Import.self, Export.self, Verify.self, Digest.self, Replay.self,
             Question.self, Questions.self, KnownHandles.self, Permissions.self,
-            History.self, Diff.self, Stats.self, WhoApproved.self, Rebuild.self, Backup.self, Migrate.self,
+            History.self, Diff.self, Stats.self, WhoApproved.self, Rebuild.self, Backup.self, Migrate.self, Erase.self, Retain.self,
         ]
     )
 

@@ -493,7 +493,8 @@ struct StatsTests {
 
             #expect(stats.int("events") == total)
             let eventsByType = try stats.object("eventsByType")
-            #expect(eventsByType.mapValues { ($0 as? NSNumber)?.intValue ?? -1 } == byType)
+            // Every type is counted, those the fixture has none of (an erasure) as 0.
+            #expect(eventsByType.mapValues { ($0 as? NSNumber)?.intValue ?? -1 } == byType.merging(["subject.erased": 0]) { old, _ in old })
             #expect(eventsByType.values.compactMap { ($0 as? NSNumber)?.intValue }.reduce(0, +) == 1200)
             #expect(stats.int("subjects") == 4)
 
@@ -557,7 +558,7 @@ struct StatsTests {
             for key in ["eventsByType", "questionsByState"] {
                 expected += try json.object(key).map { ($0.key, ($0.value as? NSNumber)?.intValue ?? -1) }
             }
-            #expect(expected.count == 3 + 7 + 6)
+            #expect(expected.count == 3 + 8 + 6)
             let rows = run.outLines.map { $0.split(separator: " ").map(String.init) }
             for (name, count) in expected {
                 #expect(rows.contains { $0 == [name, String(count)] }, "a row \(name) \(count) in\n\(run.out)")

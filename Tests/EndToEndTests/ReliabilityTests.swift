@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Small runs of `ledger-reliability`: the crash test and the concurrency stress test. Their full
-/// runs are `Tools/crash-test.sh` (200 kills) and `Tools/stress-test.sh` (a minute).
+/// Small runs of `ledger-reliability`: the crash tests and the concurrency stress test. Their full
+/// runs are `Tools/crash-test.sh` (200 kills), `Tools/crash-test.sh erase` (100 kills while erasing) and
+/// `Tools/stress-test.sh` (a minute).
 @Suite("Crash and stress, small runs")
 struct ReliabilityTests {
     static let executable = Tool.executable.map {
@@ -23,6 +24,18 @@ struct ReliabilityTests {
             // The writers did write: the line before counts what was acknowledged.
             let acknowledged = try #require(result.outLines.first { $0.hasPrefix("ok: ") }, "\(result)")
             #expect(!acknowledged.hasPrefix("ok: 0 events"), "\(result)")
+        }
+    }
+
+    @Test("a process killed with SIGKILL 12 times while it erases leaves every erasure whole or absent")
+    func crashWhileErasing() throws {
+        try withSandbox { sandbox in
+            let result = try run(["crash-erase", "--kills", "12", "--kills-per-ledger", "6", "--dir", sandbox.path("crash-erase")], in: sandbox)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.outLines.last == "12 kills, 0 partial erasures, 0 damaged", "\(result)")
+            // The writers did erase: the line before counts the erasures checked.
+            let counts = try #require(result.outLines.first { $0.contains("erasures and") }, "\(result)")
+            #expect(!counts.contains(" 0 erasures"), "\(result)")
         }
     }
 

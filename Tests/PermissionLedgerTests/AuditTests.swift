@@ -199,7 +199,7 @@ import Testing
             let full = try await ledger.statistics(asOf: .seq(16))
             #expect(full.head == head)
             #expect(Self.counts(full) == ["question.asked": 6, "question.sendCanceled": 1, "question.askFailed": 1, "question.answered": 2,
-                                          "question.expired": 1, "handles.observed": 1, "permission.changed": 4])
+                                          "question.expired": 1, "handles.observed": 1, "permission.changed": 4, "subject.erased": 0])
             #expect(full.eventsByType.values.reduce(0, +) == 16)
             #expect(full.subjects == 2)
             #expect(Self.states(full) == ["pending": 0, "approved": 1, "denied": 1, "canceled": 1, "failed": 1, "expired": 2])
@@ -208,7 +208,7 @@ import Testing
             let early = try await ledger.statistics(asOf: .seq(4))
             #expect(early.head == head)
             #expect(Self.counts(early) == ["question.asked": 2, "question.sendCanceled": 0, "question.askFailed": 0, "question.answered": 1,
-                                           "question.expired": 0, "handles.observed": 0, "permission.changed": 1])
+                                           "question.expired": 0, "handles.observed": 0, "permission.changed": 1, "subject.erased": 0])
             #expect(early.subjects == 2)
             #expect(Self.states(early) == ["pending": 1, "approved": 1, "denied": 0, "canceled": 0, "failed": 0, "expired": 0])
 
@@ -227,7 +227,7 @@ import Testing
             let at = (atStats.point.seq, atStats)
             #expect(at.0 == 10)
             #expect(Self.counts(at.1) == ["question.asked": 4, "question.sendCanceled": 1, "question.askFailed": 0, "question.answered": 2,
-                                          "question.expired": 0, "handles.observed": 0, "permission.changed": 3])
+                                          "question.expired": 0, "handles.observed": 0, "permission.changed": 3, "subject.erased": 0])
             #expect(Self.states(at.1) == ["pending": 0, "approved": 1, "denied": 1, "canceled": 1, "failed": 0, "expired": 1])
 
             // seq:0: nothing.
@@ -248,7 +248,7 @@ import Testing
             let head = try ledger.head()
             #expect(json == #"{"asOf":{"seq":4,"time":"2026-11-20T09:03:01Z"},"head":{"seq":16,"hash":""# + head.hash.description
                 + #"","recordedAt":"2026-11-20T10:40:01Z"},"events":4,"eventsByType":{"question.asked":2,"question.sendCanceled":0,"#
-                + #""question.askFailed":0,"question.answered":1,"question.expired":0,"handles.observed":0,"permission.changed":1},"#
+                + #""question.askFailed":0,"question.answered":1,"question.expired":0,"handles.observed":0,"permission.changed":1,"subject.erased":0},"#
                 + #""subjects":2,"questions":2,"questionsByState":{"pending":1,"approved":1,"denied":0,"canceled":0,"failed":0,"expired":0},"#
                 + #""fileBytes":4096,"keyFile":"/keys/family.key","migratedFrom":null}"#)
         }

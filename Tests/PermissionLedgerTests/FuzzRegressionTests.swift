@@ -202,7 +202,7 @@ import Testing
         ("version 2", record(version: 2), "a version 2 record read as version 1"),
         ("version 3", record(version: 3), "unknown format version 3"),
         ("type tag 0", record(tag: 0), "unknown event type tag 0"),
-        ("type tag 8", record(tag: 8), "unknown event type tag 8"),
+        ("type tag 9", record(tag: 9), "unknown event type tag 9"),
         ("the smallest record", record(), "event"),
         ("times at Int64.min and Int64.max", record(
             occurredAt: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],

@@ -263,9 +263,21 @@ struct KnownGrant: Hashable, Sendable {
         self.source = source
     }
 
+    /// An erased entry's handle is its kind and the value `(erased)`: its value is gone (docs/spec/PRIVACY.md).
     init(_ known: KnownHandle) {
-        self.init(handle: known.handle, since: known.since, until: known.until, source: known.source)
+        let handle = known.erased == nil ? known.handle : Self.erased(known.handle.kind)
+        self.init(handle: handle, since: known.since, until: known.until, source: known.source)
     }
+
+    /// The stand-in for an erased handle of `kind`.
+    static func erased(_ kind: CommunicationHandle.Kind) -> CommunicationHandle {
+        CommunicationHandle(normalizedValue: "(erased)", kind: kind)
+    }
+}
+
+/// The seq of the last `subject.erased` among `events` (in seq order), 0 when there is none.
+func lastErasureSeq(_ events: [PermissionEvent]) -> Int {
+    events.lastIndex { $0.type == .subjectErased }.map { $0 + 1 } ?? 0
 }
 
 /// Every stored event of `ledger`, read on the calling thread (the tests' own scans; code on the cooperative

@@ -14,22 +14,8 @@ public struct ChainHash: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses 64 lowercase hex digits.
     public init?(hex: String) {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count == 64 else { return nil }
-        var out = [UInt8](repeating: 0, count: 32)
-        for i in 0..<32 {
-            guard let hi = Self.nibble(utf8[2 * i]), let lo = Self.nibble(utf8[2 * i + 1]) else { return nil }
-            out[i] = hi << 4 | lo
-        }
-        bytes = out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
+        guard hex.utf8.count == 64, let bytes = hexBytes(hex) else { return nil }
+        self.bytes = bytes
     }
 
     /// 64 lowercase hex digits.
@@ -44,4 +30,24 @@ func hexString(_ bytes: some Sequence<UInt8>) -> String {
         out.append(digits[Int(b & 15)])
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// The bytes of an even number of lowercase hex digits, else `nil`.
+func hexBytes(_ text: String) -> [UInt8]? {
+    let digits = Array(text.utf8)
+    guard digits.count % 2 == 0 else { return nil }
+    func value(_ d: UInt8) -> UInt8? {
+        switch d {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): d - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): d - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
+    for i in stride(from: 0, to: digits.count, by: 2) {
+        guard let high = value(digits[i]), let low = value(digits[i + 1]) else { return nil }
+        bytes.append(high << 4 | low)
+    }
+    return bytes
 }

@@ -51,7 +51,7 @@ public enum EventJSON {
         }
     }
 
-    private static let envelope: Set<String> = ["type", "id", "subject", "occurredAt", "recordedAt", "seq", "salt", "hash"]
+    private static let envelope: Set<String> = ["type", "id", "subject", "occurredAt", "recordedAt", "seq", "salt", "commitment", "tokens", "hash"]
     private static let payloadFields: [EventType: Set<String>] = [
         .questionAsked: ["question"],
         .questionSendCanceled: ["questionId"],
@@ -60,6 +60,7 @@ public enum EventJSON {
         .questionExpired: ["questionId"],
         .handlesObserved: ["checked", "known"],
         .permissionChanged: ["permission", "state", "cause"],
+        .subjectErased: ["erasure"],
     ]
 
     private static func decodeEvent(_ members: [(key: String, value: JSONValue)]) throws(PermissionModelError) -> PermissionEvent {
@@ -91,11 +92,13 @@ public enum EventJSON {
             }
             salt = parsed.bytes
         }
+        // An erased event's exported form: its personal fields null, each holder naming the erasure.
+        let erased = try fields.has("commitment") ? ErasedReading(fields) : nil
         let payload: PermissionEvent.Payload
         switch type {
         case .questionAsked:
             let object = try fields.object("question")
-            payload = .questionAsked(try question(object, occurredAt: occurredAt))
+            payload = .questionAsked(try question(object, occurredAt: occurredAt, erased: erased))
         case .questionSendCanceled:
             payload = .questionSendCanceled(questionID: try fields.uuid("questionId"))
         case .questionExpired:
@@ -103,10 +106,16 @@ public enum EventJSON {
         case .questionAskFailed:
             let questionID = try fields.uuid("questionId")
             let error = try fields.object("error")
-            try error.rejectUnknown(allowed: ["code", "message"])
+            try error.rejectUnknown(allowed: erased == nil ? ["code", "message"] : ["code", "message", "erased"])
             let code = try error.enumeration("code", AskError.Code.self)
-            let message = try error.optionalString("message")
-            if let message { try validateFreeText(message, field: error.path + "message") }
+            var message: String?
+            if let erased {
+                // Erased, the message is gone, as a stored erased event has none.
+                _ = try erased.text(error, "message")
+            } else {
+                message = try error.optionalString("message")
+                if let message { try validateFreeText(message, field: error.path + "message") }
+            }
             payload = .questionAskFailed(questionID: questionID, error: AskError(code: code, message: message))
         case .questionAnswered:
             let questionID = try fields.uuid("questionId")
@@ -116,25 +125,37 @@ public enum EventJSON {
             payload = .questionAnswered(questionID: questionID, choiceID: choiceID, via: via)
         case .handlesObserved:
             let checked = try fields.array("checked") { (value: JSONValue, path: String) throws(PermissionModelError) in
-                try handle(value, path: path)
+                try handle(value, path: path, erased: erased)
             }
             let known = try fields.array("known") { (value: JSONValue, path: String) throws(PermissionModelError) in
-                try handle(value, path: path)
+                try handle(value, path: path, erased: erased)
             }
-            payload = try .handlesObserved(checking: checked, known: known)
+            // Erased handles are told apart by their tokens, which the ledger puts in their place.
+            payload = try erased == nil ? .handlesObserved(checking: checked, known: known) : .handlesObserved(checked: checked, known: known)
         case .permissionChanged:
             let permission = try fields.enumeration("permission", SystemPermission.self)
             let state = try fields.enumeration("state", SystemPermission.State.self)
             let cause = try fields.optionalEnumeration("cause", SystemPermission.Cause.self)
             payload = .permissionChanged(permission, state: state, cause: cause)
+        case .subjectErased:
+            let object = try fields.object("erasure")
+            try object.rejectUnknown(allowed: ["basis", "reference", "before"])
+            let basis = try object.enumeration("basis", Erasure.Basis.self)
+            let reference = try object.optionalString("reference")
+            if let reference { try validateIdentifier(reference, field: object.path + "reference", maxBytes: 128) }
+            payload = .subjectErased(Erasure(basis: basis, reference: reference, before: try object.optionalTime("before")))
         }
         var event = PermissionEvent(
             id: id, subject: subject, occurredAt: occurredAt, recordedAt: recordedAt, seq: seq, hash: hash, payload: payload)
         event.salt = salt
+        if let erased {
+            guard salt == nil else { throw PermissionModelError("an erased event has no salt", field: "salt") }
+            (event.erased, event.erasedFields) = try erased.finish()
+        }
         return event
     }
 
-    private static func question(_ fields: Fields, occurredAt: Timestamp) throws(PermissionModelError) -> PermissionQuestion {
+    private static func question(_ fields: Fields, occurredAt: Timestamp, erased: ErasedReading?) throws(PermissionModelError) -> PermissionQuestion {
         try fields.rejectUnknown(allowed: ["id", "topic", "choices", "defaultChoice", "expiresAt"])
         let id = try fields.uuid("id")
         let topicFields = try fields.object("topic")
@@ -145,22 +166,32 @@ public enum EventJSON {
             let object = try topicFields.object("communication")
             try object.rejectUnknown(allowed: ["people", "actions"])
             let people = try object.array("people") { (value: JSONValue, path: String) throws(PermissionModelError) in
-                try person(value, path: path)
+                try person(value, path: path, erased: erased)
             }
             let actions = try object.optionalArray("actions") { (value: JSONValue, path: String) throws(PermissionModelError) in
                 try enumerationValue(value, CommunicationTopic.Action.self, path: path)
             } ?? []
-            do {
-                topic = .communication(try CommunicationTopic(personInformation: people, actions: Set(actions)))
+            do throws(PermissionModelError) {
+                if erased == nil {
+                    topic = .communication(try CommunicationTopic(personInformation: people, actions: Set(actions)))
+                } else {
+                    // Erased people's handles are all empty until the ledger puts their tokens in their place.
+                    guard !people.isEmpty else { throw PermissionModelError("must list at least one person", field: "people") }
+                    topic = .communication(CommunicationTopic(uncheckedPersonInformation: people, actions: Set(actions)))
+                }
             } catch {
                 throw error.nested(in: object.path.dropLastDot)
             }
         case (false, true):
             let object = try topicFields.object("significantAppUpdate")
-            try object.rejectUnknown(allowed: ["description"])
-            let description = try object.string("description")
-            do {
-                topic = .significantAppUpdate(try SignificantAppUpdateTopic(description: description))
+            try object.rejectUnknown(allowed: erased == nil ? ["description"] : ["description", "erased"])
+            do throws(PermissionModelError) {
+                if let erased {
+                    _ = try erased.text(object, "description")
+                    topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: ""))
+                } else {
+                    topic = .significantAppUpdate(try SignificantAppUpdateTopic(description: try object.string("description")))
+                }
             } catch {
                 throw error.nested(in: object.path.dropLastDot)
             }
@@ -170,7 +201,7 @@ public enum EventJSON {
             throw PermissionModelError("must hold one of communication and significantAppUpdate", field: topicFields.path.dropLastDot)
         }
         let choices = try fields.optionalArray("choices") { (value: JSONValue, path: String) throws(PermissionModelError) in
-            try choice(value, path: path)
+            try choice(value, path: path, erased: erased)
         }
         if let choices, choices.isEmpty {
             throw PermissionModelError("must offer at least one approval and one denial", field: fields.path + "choices")
@@ -189,11 +220,12 @@ public enum EventJSON {
         }
     }
 
-    private static func person(_ value: JSONValue, path: String) throws(PermissionModelError) -> PersonInformation {
+    private static func person(_ value: JSONValue, path: String, erased: ErasedReading?) throws(PermissionModelError) -> PersonInformation {
         let fields = try Fields(value, path: path)
-        try fields.rejectUnknown(allowed: ["handle", "name"])
+        // An erased person's name is gone with its handle's value, and nothing says whether there was one.
+        try fields.rejectUnknown(allowed: erased == nil ? ["handle", "name"] : ["handle"])
         let handleValue = try fields.required("handle")
-        let handle = try handle(handleValue, path: fields.path + "handle")
+        let handle = try handle(handleValue, path: fields.path + "handle", erased: erased)
         var name: PersonNameComponents?
         if fields.has("name") {
             let nameFields = try fields.object("name")
@@ -215,11 +247,15 @@ public enum EventJSON {
         return PersonInformation(handle: handle, nameComponents: name)
     }
 
-    static func handle(_ value: JSONValue, path: String) throws(PermissionModelError) -> CommunicationHandle {
+    static func handle(_ value: JSONValue, path: String, erased: ErasedReading? = nil) throws(PermissionModelError) -> CommunicationHandle {
         let fields = try Fields(value, path: path)
-        try fields.rejectUnknown(allowed: ["value", "kind"])
-        let raw = try fields.string("value")
+        try fields.rejectUnknown(allowed: erased == nil ? ["value", "kind"] : ["value", "kind", "erased"])
         let kind = try fields.enumeration("kind", CommunicationHandle.Kind.self)
+        if let erased {
+            _ = try erased.text(fields, "value")
+            return CommunicationHandle(normalizedValue: "", kind: kind)
+        }
+        let raw = try fields.string("value")
         do {
             return try CommunicationHandle(value: raw, kind: kind)
         } catch {
@@ -227,14 +263,19 @@ public enum EventJSON {
         }
     }
 
-    private static func choice(_ value: JSONValue, path: String) throws(PermissionModelError) -> PermissionChoice {
+    private static func choice(_ value: JSONValue, path: String, erased: ErasedReading?) throws(PermissionModelError) -> PermissionChoice {
         let fields = try Fields(value, path: path)
-        try fields.rejectUnknown(allowed: ["id", "title", "answer", "grantSeconds"])
+        try fields.rejectUnknown(allowed: erased == nil ? ["id", "title", "answer", "grantSeconds"] : ["id", "title", "answer", "grantSeconds", "erased"])
         let id = try fields.string("id")
-        let title = try fields.string("title")
+        let title = if let erased { try erased.text(fields, "title") } else { try fields.string("title") }
         let answer = try fields.enumeration("answer", PermissionChoice.Answer.self)
         let grant = try fields.optionalInteger("grantSeconds")
         do {
+            guard erased == nil else {
+                // Checked with a title in place of the erased one, kept empty.
+                let checked = try PermissionChoice(id: id, title: "erased", answer: answer, grantSeconds: grant)
+                return PermissionChoice(uncheckedID: checked.id, title: "", answer: answer, grantSeconds: grant)
+            }
             return try PermissionChoice(id: id, title: title, answer: answer, grantSeconds: grant)
         } catch {
             throw error.nested(in: path)

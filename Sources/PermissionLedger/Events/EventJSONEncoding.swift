@@ -3,7 +3,8 @@ import PermissionModel
 
 extension EventJSON {
     /// The event as one JSON line (without `\n`), keys in a fixed order:
-    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt`, `hash`.
+    /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt` (or, erased,
+    /// `commitment` and `tokens`), `hash`.
     /// Absent optional fields are left out.
     public static func encode(_ event: PermissionEvent) -> String {
         var w = JSONWriter()
@@ -28,59 +29,93 @@ extension EventJSON {
         switch event.payload {
         case .questionAsked(let question):
             w.key("question")
-            writeQuestion(question, to: &w)
+            writeQuestion(question, erased: event.erased, to: &w)
         case .questionSendCanceled(let id), .questionExpired(let id):
             w.key("questionId"); w.string(id.uuidString)
         case .questionAskFailed(let id, let error):
             w.key("questionId"); w.string(id.uuidString)
             w.key("error"); w.raw("{")
             w.key("code", first: true); w.string(error.code.rawValue)
-            if let message = error.message { w.key("message"); w.string(message) }
+            if let message = error.message, event.erased == nil {
+                w.key("message"); w.string(message)
+            } else if event.erased != nil {
+                // An ask failure's one personal field is its message: an erased one had it.
+                w.key("message"); w.raw("null"); writeErasure(event.erased, to: &w)
+            }
             w.raw("}")
         case .questionAnswered(let id, let choiceID, let via):
             w.key("questionId"); w.string(id.uuidString)
             w.key("choiceId"); w.string(choiceID)
             w.key("via"); w.string(via.rawValue)
         case .handlesObserved(let checked, let known):
-            w.key("checked"); writeHandles(checked, to: &w)
-            w.key("known"); writeHandles(known, to: &w)
+            w.key("checked"); writeHandles(checked, erased: event.erased, to: &w)
+            w.key("known"); writeHandles(known, erased: event.erased, to: &w)
         case .permissionChanged(let permission, let state, let cause):
             w.key("permission"); w.string(permission.rawValue)
             w.key("state"); w.string(state.rawValue)
             if let cause { w.key("cause"); w.string(cause.rawValue) }
+        case .subjectErased(let erasure):
+            w.key("erasure"); w.raw("{")
+            w.key("basis", first: true); w.string(erasure.basis.rawValue)
+            if let reference = erasure.reference { w.key("reference"); w.string(reference) }
+            if let before = erasure.before { w.key("before"); w.string(before.description) }
+            w.raw("}")
         }
         if let salt = event.salt { w.key("salt"); w.string(hexString(salt)) }
+        if let erased = event.erasedFields {
+            w.key("commitment"); w.string(hexString(erased.commitment))
+            if !erased.tokens.isEmpty {
+                w.key("tokens"); w.raw("[")
+                for (i, token) in erased.tokens.enumerated() {
+                    if i > 0 { w.raw(",") }
+                    w.string(hexString(token))
+                }
+                w.raw("]")
+            }
+        }
         if let hash = event.hash { w.key("hash"); w.string(hash.description) }
         w.raw("}")
     }
 
-    static func writeHandle(_ handle: CommunicationHandle, to w: inout JSONWriter) {
+    /// A handle; erased (`erased` set), its value is `null` and the object says which erasure erased it.
+    static func writeHandle(_ handle: CommunicationHandle, erased: ErasureMark? = nil, to w: inout JSONWriter) {
         w.raw("{\"value\":")
-        w.string(handle.value)
+        if erased == nil { w.string(handle.value) } else { w.raw("null") }
         w.raw(",\"kind\":")
         w.string(handle.kind.rawValue)
+        writeErasure(erased, to: &w)
         w.raw("}")
     }
 
-    static func writeHandles(_ handles: [CommunicationHandle], to w: inout JSONWriter) {
+    static func writeHandles(_ handles: [CommunicationHandle], erased: ErasureMark? = nil, to w: inout JSONWriter) {
         w.raw("[")
         for (i, handle) in handles.enumerated() {
             if i > 0 { w.raw(",") }
-            writeHandle(handle, to: &w)
+            writeHandle(handle, erased: erased, to: &w)
         }
         w.raw("]")
     }
 
-    static func writeChoice(_ choice: PermissionChoice, to w: inout JSONWriter) {
+    /// `,"erased":{"seq":N,"basis":BASIS}` in an object that held an erased value (docs/spec/PRIVACY.md).
+    static func writeErasure(_ erased: ErasureMark?, to w: inout JSONWriter) {
+        guard let erased else { return }
+        w.key("erased"); w.raw("{")
+        w.key("seq", first: true); w.integer(erased.seq)
+        w.key("basis"); w.string(erased.basis.rawValue)
+        w.raw("}")
+    }
+
+    static func writeChoice(_ choice: PermissionChoice, erased: ErasureMark? = nil, to w: inout JSONWriter) {
         w.raw("{")
         w.key("id", first: true); w.string(choice.id)
-        w.key("title"); w.string(choice.title)
+        w.key("title")
+        if erased == nil { w.string(choice.title) } else { w.raw("null"); writeErasure(erased, to: &w) }
         w.key("answer"); w.string(choice.answer.rawValue)
         if let grant = choice.grantSeconds { w.key("grantSeconds"); w.integer(grant) }
         w.raw("}")
     }
 
-    private static func writeQuestion(_ question: PermissionQuestion, to w: inout JSONWriter) {
+    private static func writeQuestion(_ question: PermissionQuestion, erased: ErasureMark?, to w: inout JSONWriter) {
         w.raw("{")
         w.key("id", first: true); w.string(question.id.uuidString)
         w.key("topic"); w.raw("{")
@@ -91,7 +126,7 @@ extension EventJSON {
             for (i, person) in topic.personInformation.enumerated() {
                 if i > 0 { w.raw(",") }
                 w.raw("{\"handle\":")
-                writeHandle(person.handle, to: &w)
+                writeHandle(person.handle, erased: erased, to: &w)
                 if let name = person.nameComponents {
                     w.raw(",\"name\":{")
                     var firstName = true
@@ -115,14 +150,14 @@ extension EventJSON {
         case .significantAppUpdate(let topic):
             w.key("significantAppUpdate", first: true)
             w.raw("{\"description\":")
-            w.string(topic.description)
+            if erased == nil { w.string(topic.description) } else { w.raw("null"); writeErasure(erased, to: &w) }
             w.raw("}")
         }
         w.raw("}")
         w.key("choices"); w.raw("[")
         for (i, choice) in question.choices.enumerated() {
             if i > 0 { w.raw(",") }
-            writeChoice(choice, to: &w)
+            writeChoice(choice, erased: erased, to: &w)
         }
         w.raw("]")
         w.key("defaultChoice"); w.string(question.defaultChoiceID)

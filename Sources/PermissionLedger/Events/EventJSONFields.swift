@@ -25,6 +25,9 @@ struct Fields {
 
     func has(_ name: String) -> Bool { lookup(name) != nil }
 
+    /// Whether the object holds `name` with the value `null`.
+    func isNull(_ name: String) -> Bool { members.contains { $0.key == name && $0.value == .null } }
+
     private func lookup(_ name: String) -> JSONValue? {
         for member in members where member.key == name { return member.value == .null ? nil : member.value }
         return nil

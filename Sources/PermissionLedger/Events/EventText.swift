@@ -37,6 +37,8 @@ extension PermissionEvent {
         case .handlesObserved(let checked, let known):
             for (index, handle) in checked.enumerated() { try Self.checkHandle(handle, path: "checked[\(index)]") }
             for (index, handle) in known.enumerated() { try Self.checkHandle(handle, path: "known[\(index)]") }
+        case .subjectErased(let erasure):
+            if let reference = erasure.reference { try validateIdentifier(reference, field: "erasure.reference", maxBytes: 128) }
         case .questionSendCanceled, .questionExpired, .permissionChanged:
             break
         }

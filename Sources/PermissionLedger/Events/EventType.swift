@@ -17,4 +17,6 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case handlesObserved = "handles.observed"
     /// `permission.changed`: a system permission's state changed.
     case permissionChanged = "permission.changed"
+    /// `subject.erased`: the subject's personal fields recorded before it are erased.
+    case subjectErased = "subject.erased"
 }

@@ -26,6 +26,13 @@ public struct PermissionEvent: Hashable, Sendable {
     /// has them, written in exports, and given on import, so that an import reproduces the same hashes. `nil`
     /// lets the ledger draw a new one. Not compared by `==`: it is how the event was stored, not what it says.
     public var salt: [UInt8]?
+    /// Set on an event read back whose personal fields an erasure made unreadable: which erasure. Its personal
+    /// fields (names, handle values, error messages) are then empty; everything else is as recorded.
+    public var erased: ErasureMark?
+    /// What an erased event keeps of its personal fields: set with ``erased`` on an event read back, written in
+    /// exports, and given on import, so that an import of an erased event restores its record and hash. Not
+    /// compared by `==`, as ``salt`` is not.
+    public var erasedFields: ErasedFields?
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
     /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.
@@ -44,7 +51,7 @@ public struct PermissionEvent: Hashable, Sendable {
 
     public static func == (lhs: PermissionEvent, rhs: PermissionEvent) -> Bool {
         lhs.id == rhs.id && lhs.subject == rhs.subject && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
-            && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload
+            && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload && lhs.erased == rhs.erased
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -55,6 +62,7 @@ public struct PermissionEvent: Hashable, Sendable {
         hasher.combine(seq)
         hasher.combine(hash)
         hasher.combine(payload)
+        hasher.combine(erased)
     }
 
     /// What is particular to each type of event.
@@ -73,6 +81,8 @@ public struct PermissionEvent: Hashable, Sendable {
         case handlesObserved(checked: [CommunicationHandle], known: [CommunicationHandle])
         /// `permission.changed`: a system permission's state changed.
         case permissionChanged(SystemPermission, state: SystemPermission.State, cause: SystemPermission.Cause?)
+        /// `subject.erased`: the subject's personal fields recorded before it are erased (docs/spec/PRIVACY.md).
+        case subjectErased(Erasure)
     }
 
     /// The event's type.
@@ -85,6 +95,7 @@ public struct PermissionEvent: Hashable, Sendable {
         case .questionExpired: .questionExpired
         case .handlesObserved: .handlesObserved
         case .permissionChanged: .permissionChanged
+        case .subjectErased: .subjectErased
         }
     }
 
@@ -95,7 +106,7 @@ public struct PermissionEvent: Hashable, Sendable {
         case .questionSendCanceled(let id), .questionExpired(let id): id
         case .questionAskFailed(let id, _): id
         case .questionAnswered(let id, _, _): id
-        case .handlesObserved, .permissionChanged: nil
+        case .handlesObserved, .permissionChanged, .subjectErased: nil
         }
     }
 }

@@ -231,6 +231,14 @@ public final class Ledger: Sendable {
             try Self.rebuildProjections(environment: environment, tables: tables, path: path, tuning: tuning)
         }
         rebuiltWhenOpened = staleProjections
+        if !options.readOnly {
+            // An erasure committed just before a crash: its keys are overwritten now.
+            do {
+                try tables.keyRing?.completeDestruction(environment, tables)
+            } catch {
+                throw LedgerError.storage(error, path: path)
+            }
+        }
         let metrics = LedgerMetrics(factory: options.metricsFactory)
         self.metrics = metrics
         committer = options.readOnly ? nil : GroupCommitter(
@@ -401,6 +409,7 @@ public final class Ledger: Sendable {
                 if dryRun { throw DryRun(summary: summary) }
                 return summary
             }
+            try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary
         } catch let dry as DryRun {

@@ -133,6 +133,7 @@ extension Ledger {
                 try tables.keyRing?.syncNewKeys()
                 return summary
             }
+            try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary
         } catch let pulled as Pulled {

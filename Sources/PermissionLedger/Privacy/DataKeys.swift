@@ -56,6 +56,24 @@ package enum DataKeys {
         tokenHandle(kind: handle.kind, token: token(handle, tokenKey: tokenKey))
     }
 
+    /// A handle whose token is known and whose value is not (an erased event's): its token handle marked by a
+    /// leading NUL, which no handle's value holds, so that the tables take it as it is instead of tokenizing it
+    /// (``givenToken(_:)``). The rules compare marked handles as they compare values.
+    static func markedTokenHandle(kind: CommunicationHandle.Kind, token: some Sequence<UInt8>) -> CommunicationHandle {
+        marked(tokenHandle(kind: kind, token: token))
+    }
+
+    /// A token handle (``tokenHandle(kind:token:)``) marked as given.
+    static func marked(_ tokenHandle: CommunicationHandle) -> CommunicationHandle {
+        CommunicationHandle(normalizedValue: "\u{0}" + tokenHandle.value, kind: tokenHandle.kind)
+    }
+
+    /// The token handle a marked handle (``markedTokenHandle(kind:token:)``) stands for; `nil` for any other.
+    static func givenToken(_ handle: CommunicationHandle) -> CommunicationHandle? {
+        guard handle.value.utf8.first == 0 else { return nil }
+        return CommunicationHandle(normalizedValue: String(handle.value.dropFirst()), kind: handle.kind)
+    }
+
     /// The handle of `kind` whose token is `token`, as a rebuild reads it from a record.
     static func tokenHandle(kind: CommunicationHandle.Kind, token: some Sequence<UInt8>) -> CommunicationHandle {
         let text = Data(token).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")

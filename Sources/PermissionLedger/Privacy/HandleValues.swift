@@ -11,7 +11,7 @@ struct HandleValues {
     let txn: ReadTransaction
     let tables: Tables
     /// Each opened event's handles by their tokens.
-    private var opened: [UInt64: [String: CommunicationHandle]] = [:]
+    private var opened: [UInt64: (handles: [String: CommunicationHandle], erased: ErasureMark?)] = [:]
 
     init(txn: ReadTransaction, tables: Tables) {
         self.txn = txn
@@ -21,15 +21,28 @@ struct HandleValues {
     /// Whether the tables hold tokens in place of values (format 2).
     var holdsTokens: Bool { tables.keys != nil }
 
-    /// The handle `stored` (a token) stands for, from the event `source` names.
-    mutating func value(of stored: CommunicationHandle, source: HandleSource) throws -> CommunicationHandle {
-        guard holdsTokens else { return stored }
+    /// The handle `stored` (a token) stands for, from the event `source` names, and the erasure that made its
+    /// value unreadable, if one did (the handle's value is then empty).
+    mutating func value(of stored: CommunicationHandle, source: HandleSource) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
+        guard holdsTokens else { return (stored, nil) }
         let seq = try sourceSeq(source)
         if opened[seq] == nil { opened[seq] = try handlesByToken(at: seq) }
-        guard let handle = opened[seq]?[stored.value], handle.kind == stored.kind else {
+        guard let event = opened[seq], let handle = event.handles[stored.value], handle.kind == stored.kind else {
             throw LedgerError(.damaged, "a handle row names an event that does not hold its handle", seq: seq)
         }
-        return handle
+        return (handle, event.erased)
+    }
+
+    /// Whether an erasure erased the event `source` names (of `subject`): its handles are then not matched by
+    /// value (docs/spec/PRIVACY.md). Read from the erasure entries and the event's header, without a key.
+    func isErased(_ source: HandleSource, subject: String) throws -> Bool {
+        guard holdsTokens else { return false }
+        let seq = try sourceSeq(source)
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
+            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        }
+        let recordedAt = try decodeStoredHeader(value, id: false).header.recordedAt
+        return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt) != nil
     }
 
     /// The seq of the event that holds the handles of `source`.
@@ -45,14 +58,14 @@ struct HandleValues {
     }
 
     /// The handles of the event at `seq`, by the tokens its record lists for them.
-    private func handlesByToken(at seq: UInt64) throws -> [String: CommunicationHandle] {
+    private func handlesByToken(at seq: UInt64) throws -> (handles: [String: CommunicationHandle], erased: ErasureMark?) {
         guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
             throw LedgerError(.damaged, "event missing from the log", seq: seq)
         }
         let record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
         let tokens = SealedRecord.handles(of: try record.tokenizedEvent())
-        let values = SealedRecord.handles(of: try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables))
-        return Dictionary(zip(tokens.map(\.value), values), uniquingKeysWith: { first, _ in first })
+        let event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables)
+        return (Dictionary(zip(tokens.map(\.value), SealedRecord.handles(of: event)), uniquingKeysWith: { first, _ in first }), event.erased)
     }
 
     /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key, or `nil` when the

@@ -25,6 +25,9 @@ final class KeyRing: @unchecked Sendable {
     private let lock = NSLock()
     private var unwrapped: [UInt64: SymmetricKey] = [:]
     private var unsynced = false
+    /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
+    /// for what another process's crash may have left.
+    private var mayHavePendingDestruction = true
 
     init(ledgerKey: LedgerKey, store: KeyStore, secrets: SecretSource) {
         self.ledgerKey = ledgerKey
@@ -35,6 +38,25 @@ final class KeyRing: @unchecked Sendable {
     enum Kind: UInt8 {
         case day = 1
         case lookup = 2
+        /// One event's own key, kept when an erasure destroys the day key of the day it was recorded on
+        /// (the erasure's `before` falls inside that day, after the event): `subject ‖ 0x00 ‖ 0x03 ‖ seq`.
+        case event = 3
+        /// An erasure of the subject's, so that what reads an erased field can say which erasure erased it:
+        /// `subject ‖ 0x00 ‖ 0x04 ‖ seq` (the `subject.erased` event's) → its basis (`ErasureMark`).
+        case erasure = 4
+    }
+
+    /// A `keys` entry's value: the slot, then, once an erasure destroys the slot's key, one byte 0. The entry stays,
+    /// so that what the subject records afterwards starts a new generation and a reader knows the key is gone even
+    /// before the key store has overwritten it (``pendingDestruction``).
+    static func entryValue(slot: UInt64, destroyed: Bool) -> [UInt8] {
+        var value = Keys.seq(slot)
+        if destroyed { value.append(0) }
+        return value
+    }
+
+    static func decodeEntryValue(_ value: UnsafeRawBufferPointer) -> (slot: UInt64, destroyed: Bool) {
+        (Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: value.prefix(8))), value.count > 8)
     }
 
     /// The entity whose versions name the keys of `kind`: a generation's entry is this followed by its first `seq`.
@@ -58,10 +80,12 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock { for slot in slots { unwrapped.removeValue(forKey: slot) } }
     }
 
-    /// The slot of the generation of `entry` that holds at `seq`, as `txn` sees the `keys` table.
+    /// The slot of the generation of `entry` that holds at `seq`, as `txn` sees the `keys` table: `nil` when
+    /// there is none, or when its key is destroyed.
     static func slot(_ txn: ReadTransaction, _ tables: Tables, _ entry: [UInt8], atMost seq: UInt64) throws -> UInt64? {
-        guard let keys = tables.keys else { return nil }
-        return try txn.latest(keys, entry, atMost: seq).map { Keys.decodeSeq($0.value) }
+        guard let keys = tables.keys, let found = try txn.latest(keys, entry, atMost: seq) else { return nil }
+        let (slot, destroyed) = decodeEntryValue(found.value)
+        return destroyed ? nil : slot
     }
 
     /// The key of the generation of `entry` that holds at `seq`, made (and its slot recorded in `txn` as a
@@ -76,10 +100,7 @@ final class KeyRing: @unchecked Sendable {
         let generation = Keys.versioned(entry, seq)
         let key = secrets.key(for: "data key \(hexString(generation))")
         let slot = try store.add(key, secrets: secrets)
-        lock.withLock {
-            unwrapped[slot] = key
-            unsynced = true
-        }
+        noteAdded(key, slot: slot)
         try txn.put(tables[.keys], key: generation, value: Keys.seq(slot))
         return key
     }
@@ -97,15 +118,42 @@ final class KeyRing: @unchecked Sendable {
 
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
     func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq),
-              let dayKey = try key(slot: slot) else { return nil }
-        return DataKeys.eventKey(dayKey: dayKey, seq: seq)
+        if let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq) {
+            return try key(slot: slot).map { DataKeys.eventKey(dayKey: $0, seq: seq) }
+        }
+        // The day key is gone: the event may have kept a key of its own.
+        guard let keys = tables.keys, let own = try txn.get(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq)) else {
+            return nil
+        }
+        let (slot, destroyed) = Self.decodeEntryValue(own)
+        return destroyed ? nil : try key(slot: slot)
     }
 
     /// The token key of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
     func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
         guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max), let key = try key(slot: slot) else { return nil }
         return DataKeys.tokenKey(lookupKey: key)
+    }
+
+    /// Records a key just added to the store: kept unwrapped, and to be flushed before the transaction commits.
+    func noteAdded(_ key: SymmetricKey, slot: UInt64) {
+        lock.withLock {
+            unwrapped[slot] = key
+            unsynced = true
+        }
+    }
+
+    /// Records that an erasure listed slots to overwrite.
+    func notePendingDestruction() {
+        lock.withLock { mayHavePendingDestruction = true }
+    }
+
+    /// Whether an erasure may have listed slots to overwrite since the last call.
+    func takePendingDestruction() -> Bool {
+        lock.withLock {
+            defer { mayHavePendingDestruction = false }
+            return mayHavePendingDestruction
+        }
     }
 
     /// Makes the keys added since the last call durable: called before a transaction that refers to them commits.

@@ -66,7 +66,7 @@ package struct PersonalFields: Hashable, Sendable {
             if let message = error.message { add(.errorMessage, message) }
         case .handlesObserved(let checked, let known):
             for handle in checked + known { add(.handleValue, handle.value) }
-        case .questionSendCanceled, .questionAnswered, .questionExpired, .permissionChanged:
+        case .questionSendCanceled, .questionAnswered, .questionExpired, .permissionChanged, .subjectErased:
             break
         }
         self.entries = entries
@@ -162,7 +162,7 @@ package struct PersonalFields: Hashable, Sendable {
             var restoredKnown: [CommunicationHandle] = []
             for h in known { restoredKnown.append(try handle(h)) }
             restored.payload = .handlesObserved(checked: restoredChecked, known: restoredKnown)
-        case .questionSendCanceled, .questionAnswered, .questionExpired, .permissionChanged:
+        case .questionSendCanceled, .questionAnswered, .questionExpired, .permissionChanged, .subjectErased:
             break
         }
         guard pending == nil else { throw .init(reason: "personal fields left over after the event's last one") }

@@ -13,6 +13,8 @@ import Foundation
 ///   swift-crypto's `combined` form: nonce (12 bytes), ciphertext, tag (16 bytes). The salt lives only here.
 package struct SealedFields: Hashable, Sendable {
     package static let saltSize = 32
+    /// The length of a commitment: HMAC-SHA256's.
+    package static let commitmentSize = 32
 
     /// The commitment to the fields (32 bytes).
     package var commitment: [UInt8]

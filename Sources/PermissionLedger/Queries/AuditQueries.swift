@@ -110,6 +110,8 @@ extension LedgerView {
                     let cause: HandleRecord.Ending.Cause = if case .observation = next.source { .observation } else { .approval }
                     record.ended = .init(cause: cause, at: next.since, seq: nextSeq, knownAfter: next.known)
                 }
+                // A version written by an erased event is not matched by the value: that would say what it erased.
+                if try values.isErased(version.source, subject: s) { continue }
                 result.append(record)
             }
         }

@@ -90,10 +90,12 @@ public struct LedgerView {
         var state = row.state
         var resolvedAt = row.resolvedAt
         var error = row.error
+        var errorErased: ErasureMark?
         // Where records are sealed, a failure's message is read from the failure's event.
         if tables.keys != nil, row.state == .failed, let event = try txn.event(tables, seq: versionSeq),
            case .questionAskFailed(_, let failure) = event.payload {
             error = failure
+            errorErased = event.erased
         }
         if state == .pending, let expiresAt = question.expiresAt, expiresAt <= point.time {
             state = .expired
@@ -102,7 +104,7 @@ public struct LedgerView {
         return QuestionStatus(
             question: question, subject: row.subject, state: state, late: row.late, askedAt: row.askedAt,
             resolvedAt: resolvedAt, choice: row.choiceID.flatMap(question.choice(id:)), via: row.via, error: error,
-            events: [])
+            events: [], erased: asked.erased, errorErased: errorErased)
     }
 
     // MARK: Subjects
@@ -126,8 +128,8 @@ public struct LedgerView {
         var values = HandleValues(txn: txn, tables: tables)
         var known: [KnownHandle] = []
         for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
-            let handle = try values.value(of: row.handle, source: row.source)
-            known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source))
+            let (handle, erased) = try values.value(of: row.handle, source: row.source)
+            known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
         // Rows are in the order of what the tables hold: tokens, when they hold tokens.
         if values.holdsTokens { known.sort { $0.handle < $1.handle } }
@@ -136,10 +138,13 @@ public struct LedgerView {
 
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
-        guard let stored = try HandleValues(txn: txn, tables: tables).stored(handle, subject: subject),
+        let values = HandleValues(txn: txn, tables: tables)
+        guard let stored = try values.stored(handle, subject: subject),
               let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
         let row = try HandleRow(decoding: latest.value)
-        return row.known && (row.until.map { $0 > point.time } ?? true)
+        // An erased handle answers as if it were not in the set (docs/spec/PRIVACY.md).
+        guard row.known, row.until.map({ $0 > point.time }) ?? true else { return false }
+        return try !values.isErased(row.source, subject: subject)
     }
 
     /// The latest state of each permission of `subject` at the point, ordered by permission name.

@@ -28,9 +28,13 @@ public enum QueryJSON {
         w.key("id", first: true); w.string(q.question.id.uuidString)
         w.key("subject"); w.string(q.subject)
         w.key("topic"); w.string(q.question.topic.name)
-        w.key("handles"); EventJSON.writeHandles(q.question.topic.handles, to: &w)
+        w.key("handles"); EventJSON.writeHandles(q.question.topic.handles, erased: q.erased, to: &w)
         w.key("description")
-        if case .significantAppUpdate(let topic) = q.question.topic { w.string(topic.description) } else { w.raw("null") }
+        switch q.appUpdateDescription {
+        case .readable(let text): w.string(text)
+        case .erased(let mark): w.raw("null"); EventJSON.writeErasure(mark, to: &w)
+        case nil: w.raw("null")
+        }
         w.key("actions"); w.raw("[")
         if case .communication(let topic) = q.question.topic {
             for (i, action) in topic.orderedActions.enumerated() {
@@ -45,12 +49,13 @@ public enum QueryJSON {
         w.key("resolvedAt"); w.optionalString(q.resolvedAt?.description)
         w.key("expiresAt"); w.optionalString(q.question.expiresAt?.description)
         w.key("choice")
-        if let choice = q.choice { EventJSON.writeChoice(choice, to: &w) } else { w.raw("null") }
+        if let choice = q.choice { EventJSON.writeChoice(choice, erased: q.erased, to: &w) } else { w.raw("null") }
         w.key("via"); w.optionalString(q.via?.rawValue)
         w.key("error")
         if let error = q.error {
             w.raw("{\"code\":"); w.string(error.code.rawValue)
-            w.raw(",\"message\":"); w.optionalString(error.message)
+            w.raw(",\"message\":"); w.optionalString(q.errorMessage?.value)
+            EventJSON.writeErasure(q.errorErased, to: &w)
             w.raw("}")
         } else {
             w.raw("null")
@@ -74,8 +79,10 @@ public enum QueryJSON {
     static func writeKnownHandle(_ h: KnownHandle, subject: String? = nil, to w: inout JSONWriter) {
         w.raw("{")
         if let subject { w.key("subject", first: true); w.string(subject); w.raw(",") }
-        w.raw("\"value\":"); w.string(h.handle.value)
+        w.raw("\"value\":")
+        if h.erased == nil { w.string(h.handle.value) } else { w.raw("null") }
         w.key("kind"); w.string(h.handle.kind.rawValue)
+        EventJSON.writeErasure(h.erased, to: &w)
         w.key("since"); w.string(h.since.description)
         w.key("until"); w.optionalString(h.until?.description)
         w.key("source")

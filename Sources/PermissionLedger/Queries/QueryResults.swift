@@ -38,6 +38,53 @@ public struct QuestionStatus: Hashable, Sendable {
     public var error: AskError?
     /// The question's events up to the point, in `seq` order (empty in listings).
     public var events: [EventSummary]
+    /// Set when the question's personal fields (its handles' values, names, description and choice titles) are
+    /// erased: which erasure. They are then empty, and shown as erased (``handles``, ``appUpdateDescription``, ``choiceTitle``).
+    public var erased: ErasureMark? = nil
+    /// Set when the ask failure's message is erased: which erasure.
+    public var errorErased: ErasureMark? = nil
+
+    /// Each person's handle: its value, or the erasure that made it unreadable.
+    public var handles: [Erasable<CommunicationHandle>] {
+        question.topic.handles.map { handle in erased.map { .erased($0) } ?? .readable(handle) }
+    }
+
+    /// A significant app update's description, or the erasure that made it unreadable; `nil` for other topics.
+    public var appUpdateDescription: Erasable<String>? {
+        guard case .significantAppUpdate(let topic) = question.topic else { return nil }
+        return erased.map { .erased($0) } ?? .readable(topic.description)
+    }
+
+    /// The picked choice's title, or the erasure that made it unreadable; `nil` before an answer.
+    public var choiceTitle: Erasable<String>? {
+        guard let choice else { return nil }
+        return erased.map { .erased($0) } ?? .readable(choice.title)
+    }
+
+    /// The ask failure's message, or the erasure that made it unreadable; `nil` when it has none.
+    public var errorMessage: Erasable<String>? {
+        if let errorErased { return .erased(errorErased) }
+        return error?.message.map { .readable($0) }
+    }
+}
+
+/// A personal value as a query sees it: readable, or erased by a `subject.erased` event (docs/spec/PRIVACY.md).
+public enum Erasable<Value: Hashable & Sendable>: Hashable, Sendable {
+    case readable(Value)
+    case erased(ErasureMark)
+
+    /// The readable value transformed; an erased one stays erased.
+    public func map<T: Hashable & Sendable>(_ transform: (Value) -> T) -> Erasable<T> {
+        switch self {
+        case .readable(let value): .readable(transform(value))
+        case .erased(let mark): .erased(mark)
+        }
+    }
+
+    /// The value when it is readable.
+    public var value: Value? {
+        if case .readable(let value) = self { value } else { nil }
+    }
 }
 
 /// A handle a subject may talk to at a point of the log.
@@ -50,6 +97,12 @@ public struct KnownHandle: Hashable, Sendable {
     public var until: Timestamp?
     /// What made it known: an approved question or a `handles.observed` event.
     public var source: HandleSource
+    /// Set when an erasure made the handle's value unreadable: which erasure. ``handle`` then has an empty value,
+    /// and only its kind; the membership (`since`, `until`, `source`) is what it was.
+    public var erased: ErasureMark? = nil
+
+    /// The handle's value, or the erasure that made it unreadable.
+    public var value: Erasable<String> { erased.map { .erased($0) } ?? .readable(handle.value) }
 }
 
 /// A system permission's state for a subject at a point of the log.

@@ -34,12 +34,19 @@ import PermissionModel
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8])
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws
+    /// Erases the personal fields of `subject`'s events that `erasure`, appended at `seq` and recorded at
+    /// `recordedAt`, covers: destroys their keys when the transaction commits. Changes no projection.
+    func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws
     /// Called once all of an event's projections are written: records what the event changed of each
     /// subject's handle set (``HandleSetRecord``).
     func endEvent(seq: UInt64) throws
 }
 
 extension ProjectionStore {
+    /// Nothing to destroy: a store that keeps no keys holds no sealed field (a rebuild replays an erasure's
+    /// record, whose keys were destroyed when it was appended).
+    public func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {}
+
     /// A version 1 record, unsealed: for stores that keep no keys (in memory, or a benchmark's peer).
     public func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
         let record = EventRecord.encode(event, recordedAt: recordedAt)

@@ -18,6 +18,7 @@ import PermissionModel
         case answer(UUID, QuestionRow, approved: [CommunicationHandle], until: Timestamp?)
         case observed(checked: [CommunicationHandle], known: [CommunicationHandle])
         case permission(PermissionRow)
+        case erasure(Erasure)
     }
 
     /// Checks `event` against the current state and, when it is accepted, stores it and updates every projection.
@@ -37,6 +38,16 @@ import PermissionModel
         var input = offered
         let type = input.type.rawValue
         func reject(_ reason: String) -> EventRejection { EventRejection(reason, eventType: type) }
+        // An erased event (an import of one) is known by its handles' tokens: the rules compare those.
+        if let fields = input.erasedFields, storedRecord == nil {
+            let handles = SealedRecord.handles(of: input)
+            guard fields.commitment.count == SealedFields.commitmentSize, fields.tokens.count == handles.count,
+                  fields.tokens.allSatisfy({ $0.count == DataKeys.tokenSize }) else {
+                throw reject("erased: the event has \(handles.count) handles and \(fields.tokens.count) tokens; each token is \(DataKeys.tokenSize) bytes and the commitment \(SealedFields.commitmentSize)")
+            }
+            var tokens = fields.tokens.makeIterator()
+            input = SealedRecord.replacingHandles(of: input) { DataKeys.markedTokenHandle(kind: $0.kind, token: tokens.next()!) }
+        }
         // Events made in Swift meet the same rules as those read from JSON Lines.
         try Self.checkShape(&input, appending: storedRecord == nil, reject: reject)
 
@@ -45,7 +56,11 @@ import PermissionModel
             // Compared as stored, byte for byte, without what the ledger assigns (`recordedAt`, `seq`, `hash`):
             // `==` on the decoded events would compare text as Swift strings, to which two spellings of the same
             // accented letter are equal, so a reused id with a subject spelled otherwise would pass for a duplicate.
-            guard EventRecord.encode(stored, recordedAt: .earliest) == EventRecord.encode(input, recordedAt: .earliest) else {
+            // An erased event is compared by what is left of it: its envelope.
+            let erased = stored.erased != nil || input.erasedFields != nil
+            guard erased
+                ? SealedRecord.chainedBytes(stored, recordedAt: .earliest, commitment: nil) == SealedRecord.chainedBytes(input, recordedAt: .earliest, commitment: nil)
+                : EventRecord.encode(stored, recordedAt: .earliest) == EventRecord.encode(input, recordedAt: .earliest) else {
                 throw reject("event id \(quoted(input.id)) is already used by seq \(existing) for a different event")
             }
             return .duplicate(of: existing)
@@ -121,6 +136,11 @@ import PermissionModel
             plan = .observed(checked: checked, known: known)
         case .permissionChanged(let permission, let state, let cause):
             plan = .permission(PermissionRow(permission: permission, state: state, since: input.occurredAt, cause: cause))
+        case .subjectErased(let erasure):
+            guard try store.isKnownSubject(input.subject) else {
+                throw reject("the subject has no event before this one: there is nothing to erase")
+            }
+            plan = .erasure(erasure)
         }
 
         if let given = input.seq, given != seq {
@@ -166,6 +186,8 @@ import PermissionModel
             }
         case .permission(let row):
             try store.putPermission(subject: event.subject, row, seq: seq)
+        case .erasure(let erasure):
+            try store.erase(subject: event.subject, erasure, seq: seq, recordedAt: recordedAt)
         }
         try store.endEvent(seq: seq)
         head = LogHead(seq: seq, hash: hash, recordedAt: recordedAt)
@@ -179,8 +201,12 @@ import PermissionModel
     static func checkShape(_ event: inout PermissionEvent, appending: Bool, reject: (String) -> EventRejection) throws {
         // Field by field, not over an array of them: this runs for every event appended or replayed.
         do {
-            if appending {
+            if appending, event.erasedFields == nil {
                 try event.checkText()
+            } else if appending {
+                // An erased event's personal fields are gone: what is left is checked as appended text is.
+                try validateIdentifier(event.id, field: "id", maxBytes: 128)
+                try validateIdentifier(event.subject, field: "subject", maxBytes: 256)
             } else {
                 try validateText(event.id, field: "id", maxBytes: 128)
                 try validateText(event.subject, field: "subject", maxBytes: 256)

@@ -75,6 +75,7 @@ final class LMDBStore: ProjectionStore {
     /// are replaced by their tokens (``DataKeys/tokenHandle(_:tokenKey:)``); a rebuild reads the tokens from the
     /// records, and a ledger of format 1 keeps handles as they are.
     private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
+        if let token = DataKeys.givenToken(handle) { return token }
         guard rewritesLog, let keyRing = tables.keyRing else { return handle }
         return DataKeys.tokenHandle(handle, tokenKey: try tokenKey(subject: subject, keyRing))
     }
@@ -91,15 +92,32 @@ final class LMDBStore: ProjectionStore {
 
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
         guard let keyRing = tables.keyRing else {
+            if event.erasedFields != nil {
+                throw EventRejection("an erased event can be imported only into a ledger whose personal fields are sealed (storage format 2)", eventType: event.type.rawValue)
+            }
             let record = EventRecord.encode(event, recordedAt: recordedAt)
             return (record, record)
         }
         recordingSeq = seq
+        if let fields = event.erasedFields {
+            let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
+            return (record.stored(), record.chained)
+        }
         let sealed = try SealedRecord.seal(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq),
             tokenKey: try tokenKey(subject: event.subject, keyRing), secrets: keyRing.secrets)
         return (sealed.record.stored(), sealed.record.chained)
+    }
+
+    func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {
+        guard rewritesLog, let keyRing = tables.keyRing else { return }
+        // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
+        let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
+        try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
+        tokenKeys.removeValue(forKey: ByteKey(Array(subject.utf8)))
+        // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
+        cache.definitions.removeAll(keepingCapacity: true)
     }
 
     func handle(subject: String, _ handle: CommunicationHandle) throws -> HandleRow? {
@@ -217,11 +235,23 @@ final class LMDBStore: ProjectionStore {
         return event
     }
 
+    /// The `question.asked` at `seq` as the rules need it. Where records are sealed, its handles are the tokens its
+    /// record holds, marked as given (``DataKeys/markedTokenHandle(kind:token:)``): they are what the tables hold
+    /// for them, erased or not, and a rebuild reads the same; no key is needed.
+    private func askedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        guard rewritesLog, tables.keys != nil else { return try storedEvent(seq) }
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+            throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+        }
+        let tokenized = try replayedEvent(UnsafeRawBufferPointer(rebasing: value[32...])).event
+        return SealedRecord.replacingHandles(of: tokenized, DataKeys.marked)
+    }
+
     func question(_ id: UUID) throws -> QuestionDefinition? {
         if let cached = cache.definitions[id] { return cached }
         guard let latest = try cursor(.questions).latest(Keys.uuid(id), atMost: .max) else { return nil }
         let row = try QuestionRow(decoding: latest.value)
-        guard case .questionAsked(let question) = try storedEvent(row.askedSeq).payload else {
+        guard case .questionAsked(let question) = try askedEvent(row.askedSeq).payload else {
             throw EventRecord.DecodingError(reason: "seq \(row.askedSeq) is not the question.asked of \(id.uuidString)")
         }
         let definition = QuestionDefinition(question: question, row: row)

@@ -28,10 +28,20 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             event = envelope
         } else {
             guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-            guard let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) else {
+            // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
+            if !record.box.isEmpty, let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
+                event = try record.open(eventKey: key).event
+            } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+                // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
+                // record keeps in their place.
+                event = envelope
+                event.erased = mark
+                event.erasedFields = ErasedFields(commitment: commitment!, tokens: record.tokenList)
+            } else if record.box.isEmpty {
+                throw LedgerError(.damaged, "the event's personal fields are missing and no erasure covers it", seq: seq)
+            } else {
                 throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
             }
-            event = try record.open(eventKey: key).event
         }
     } else {
         event = try EventRecord.decode(stored.record)

@@ -226,6 +226,8 @@ final class GroupCommitter: @unchecked Sendable {
                 try context.tables.keyRing?.syncNewKeys()
                 return head
             }
+            // The keys an erasure of this transaction marked destroyed are overwritten before its append returns.
+            try context.tables.keyRing?.completeDestruction(context.environment, context.tables)
             return (results, head.seq)
         } catch let rejected as AppendRejected {
             return ([.failure(rejected)], nil)

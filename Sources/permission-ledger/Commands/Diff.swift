@@ -29,8 +29,8 @@ struct Diff: ParsableCommand {
         case .csv:
             var table = Table("change", "subject", "what", "from", "to")
             for q in diff.questions { table.add("question", q.subject, q.id.uuidString, q.from?.rawValue ?? "", q.to?.rawValue ?? "") }
-            for h in diff.handlesAdded { table.add("handle added", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "", "known") }
-            for h in diff.handlesRemoved { table.add("handle removed", h.subject, "\(h.handle.handle.kind.rawValue):\(h.handle.handle.value)", "known", "") }
+            for h in diff.handlesAdded { table.add("handle added", h.subject, "\(h.handle.handle.kind.rawValue):\(shownText(h.handle.value))", "", "known") }
+            for h in diff.handlesRemoved { table.add("handle removed", h.subject, "\(h.handle.handle.kind.rawValue):\(shownText(h.handle.value))", "known", "") }
             for p in diff.permissions { table.add("permission", p.subject, p.permission.rawValue, p.from?.rawValue ?? "", p.to?.rawValue ?? "") }
             var out = Output()
             try table.write(.csv, to: &out)
@@ -47,7 +47,7 @@ struct Diff: ParsableCommand {
                     case .question(let id): "question \(id.uuidString)"
                     case .observation(let seq): "observed, seq \(seq)"
                     }
-                    handles.add(change, h.subject, h.handle.handle.kind.rawValue, h.handle.handle.value, source)
+                    handles.add(change, h.subject, h.handle.handle.kind.rawValue, shownText(h.handle.value), source)
                 }
             }
             let handleCount = diff.handlesAdded.count + diff.handlesRemoved.count

@@ -36,7 +36,7 @@ struct KnownHandles: ParsableCommand {
                 case .observation(let seq): source = csv ? "observation:\(seq)" : "observed, seq \(seq)"
                 }
                 let kind = csv ? h.handle.kind.rawValue : ["phoneNumber": "phone", "emailAddress": "email"][h.handle.kind.rawValue] ?? h.handle.kind.rawValue
-                table.add(kind, h.handle.value, csv ? h.since.description : tableTime(h.since),
+                table.add(kind, h.erased.map(erasedText) ?? h.handle.value, csv ? h.since.description : tableTime(h.since),
                           csv ? (h.until?.description ?? "") : tableTime(h.until), source)
             }
             var out = Output()

@@ -37,14 +37,14 @@ struct Question: ParsableCommand {
             let question = status.question
             var description = "", actions = ""
             switch question.topic {
-            case .significantAppUpdate(let topic): description = topic.description
+            case .significantAppUpdate: description = status.appUpdateDescription.map(shownText) ?? ""
             case .communication(let topic): actions = topic.orderedActions.map(\.rawValue).joined(separator: " ")
             }
             let fields = [
-                question.id.uuidString, status.subject, question.topic.name, description, handlesText(question.topic.handles), actions,
+                question.id.uuidString, status.subject, question.topic.name, description, handlesText(status.handles), actions,
                 status.state.rawValue, String(status.late), status.askedAt.description, status.resolvedAt?.description ?? "",
                 question.expiresAt?.description ?? "", status.choice?.id ?? "", status.choice?.answer.rawValue ?? "",
-                status.via?.rawValue ?? "", status.error?.code.rawValue ?? "", status.error?.message ?? "",
+                status.via?.rawValue ?? "", status.error?.code.rawValue ?? "", status.errorMessage.map(shownText) ?? "",
             ]
             for e in status.events {
                 table.add(row: fields + [String(e.seq), e.type.rawValue, e.id, e.occurredAt.description, e.recordedAt.description])
@@ -55,11 +55,12 @@ struct Question: ParsableCommand {
             fields.add("id", status.question.id.uuidString)
             fields.add("subject", status.subject)
             fields.add("topic", status.question.topic.name)
-            if case .significantAppUpdate(let topic) = status.question.topic { fields.add("description", topic.description) }
+            if let description = status.appUpdateDescription { fields.add("description", shownText(description)) }
             if case .communication(let topic) = status.question.topic {
                 for person in topic.personInformation {
                     let name = person.nameComponents.map(displayName) ?? ""
-                    fields.add("handle", "\(person.handle.value) (\(person.handle.kind.rawValue))\(name.isEmpty ? "" : " " + name)")
+                    let value = status.erased.map(erasedText) ?? person.handle.value
+                    fields.add("handle", "\(value) (\(person.handle.kind.rawValue))\(name.isEmpty ? "" : " " + name)")
                 }
                 fields.add("actions", topic.orderedActions.map(\.rawValue).joined(separator: ", "))
             }
@@ -67,9 +68,9 @@ struct Question: ParsableCommand {
             fields.add("asked", status.askedAt.description)
             fields.add("resolved", status.resolvedAt?.description ?? "-")
             fields.add("expires", status.question.expiresAt?.description ?? "-")
-            fields.add("choice", status.choice.map { "\($0.title) (\($0.id), \($0.answer.rawValue))" } ?? "-")
+            fields.add("choice", status.choice.map { "\(status.choiceTitle.map(shownText) ?? "") (\($0.id), \($0.answer.rawValue))" } ?? "-")
             fields.add("via", status.via?.rawValue ?? "-")
-            if let error = status.error { fields.add("error", error.code.rawValue + (error.message.map { ": " + $0 } ?? "")) }
+            if let error = status.error { fields.add("error", error.code.rawValue + (status.errorMessage.map { ": " + shownText($0) } ?? "")) }
             var events = Table("seq", "type", "event id", "occurred (UTC)", "recorded (UTC)")
             for e in status.events {
                 events.add(String(e.seq), e.type.rawValue, e.id, tableTime(e.occurredAt), tableTime(e.recordedAt))

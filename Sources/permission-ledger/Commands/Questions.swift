@@ -30,14 +30,14 @@ struct Questions: ParsableCommand {
             try out.flush()
         case .table, .csv:
             func about(_ q: QuestionStatus) -> String {
-                q.question.topic.handles.isEmpty ? "app update" : handlesText(q.question.topic.handles)
+                q.question.topic.handles.isEmpty ? "app update" : handlesText(q.handles)
             }
             if format.resolved == .csv {
                 var table = Table("id", "subject", "state", "late", "askedAt", "resolvedAt", "expiresAt", "choice", "via", "handles")
                 for q in list {
                     table.add(q.question.id.uuidString, q.subject, q.state.rawValue, q.late ? "true" : "false", q.askedAt.description,
                               q.resolvedAt?.description ?? "", q.question.expiresAt?.description ?? "", q.choice?.id ?? "",
-                              q.via?.rawValue ?? "", handlesText(q.question.topic.handles))
+                              q.via?.rawValue ?? "", handlesText(q.handles))
                 }
                 var out = Output()
                 try table.write(.csv, to: &out)

@@ -108,7 +108,7 @@ struct WhoApproved: ParsableCommand {
     private static func what(_ r: HandleRecord) -> String {
         switch r.source {
         case .question(let id):
-            let title = r.question?.choice.map { " (\(displayed($0.title)))" } ?? ""
+            let title = r.question?.choiceTitle.map { " (\(displayed(shownText($0))))" } ?? ""
             let via = r.question?.via.map { " via \($0.rawValue)" } ?? ""
             let late = r.question?.late == true ? " (late)" : ""
             let until = r.until.map { ", until \(tableTime($0))" } ?? ""

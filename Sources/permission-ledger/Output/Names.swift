@@ -11,6 +11,14 @@ func displayName(_ n: PersonNameComponents) -> String {
 }
 
 /// A question's handles in one cell: their values as ``listCell(_:)`` joins them (`a; b`, a `;` in a value escaped).
-func handlesText(_ handles: [CommunicationHandle]) -> String {
-    listCell(handles.map(\.value))
+func handlesText(_ handles: [Erasable<CommunicationHandle>]) -> String {
+    listCell(handles.map { shownText($0.map(\.value)) })
+}
+
+/// A personal value as tables and CSV show it: itself, or `(erased, seq N)`.
+func shownText(_ value: Erasable<String>) -> String {
+    switch value {
+    case .readable(let text): text
+    case .erased(let mark): erasedText(mark)
+    }
 }

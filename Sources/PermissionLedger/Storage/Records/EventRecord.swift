@@ -29,6 +29,7 @@ import PermissionModel
         case .questionExpired: 5
         case .handlesObserved: 6
         case .permissionChanged: 7
+        case .subjectErased: 8
         }
     }
 
@@ -94,6 +95,10 @@ import PermissionModel
             w.byte(Codes.permission(permission))
             w.byte(Codes.state(state))
             w.byte(cause.map(Codes.cause) ?? 0)
+        case .subjectErased(let erasure):
+            w.byte(Codes.basis(erasure.basis))
+            w.optionalText(erasure.reference)
+            w.optionalTime(erasure.before)
         }
     }
 
@@ -218,6 +223,9 @@ import PermissionModel
             let state = try Codes.state(try r.byte())
             let causeCode = try r.byte()
             payload = .permissionChanged(permission, state: state, cause: causeCode == 0 ? nil : try Codes.cause(causeCode))
+        case .subjectErased:
+            let basis = try Codes.basis(try r.byte())
+            payload = .subjectErased(Erasure(basis: basis, reference: try r.optionalText(), before: try r.optionalTime()))
         }
         return PermissionEvent(id: header.id, subject: subject, occurredAt: header.occurredAt, recordedAt: header.recordedAt, payload: payload)
     }

@@ -61,6 +61,10 @@ enum Codes {
     static func cause(_ c: SystemPermission.Cause) -> UInt8 { UInt8(causes.firstIndex(of: c)! + 1) }
     static func cause(_ code: UInt8) throws(EventRecord.DecodingError) -> SystemPermission.Cause { try lookup(causes, code, "cause") }
 
+    private static let bases: [Erasure.Basis] = [.guardianRequest, .accountDeleted, .retention, .other]
+    static func basis(_ b: Erasure.Basis) -> UInt8 { UInt8(bases.firstIndex(of: b)! + 1) }
+    static func basis(_ code: UInt8) throws(EventRecord.DecodingError) -> Erasure.Basis { try lookup(bases, code, "erasure basis") }
+
     private static func lookup<T>(_ table: [T], _ code: UInt8, _ what: String) throws(EventRecord.DecodingError) -> T {
         guard code >= 1, Int(code) <= table.count else { throw .init(reason: "unknown \(what) code \(code)") }
         return table[Int(code) - 1]

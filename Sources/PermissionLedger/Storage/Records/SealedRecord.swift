@@ -29,6 +29,17 @@ import PermissionModel
         self.tokens = tokens
     }
 
+    /// The tokens of the event's handles, one array of 16 bytes each.
+    var tokenList: [[UInt8]] {
+        stride(from: 0, to: tokens.count, by: DataKeys.tokenSize).map { Array(tokens[$0..<($0 + DataKeys.tokenSize)]) }
+    }
+
+    /// The record of an erased event given in its exported form: its envelope and commitment, no sealed fields, and
+    /// the tokens given. Its chained part, so its hash, is the one the event had where it was erased.
+    static func erased(_ event: PermissionEvent, recordedAt: Timestamp, fields: ErasedFields) -> SealedRecord {
+        SealedRecord(chained: chainedBytes(event, recordedAt: recordedAt, commitment: fields.commitment), box: [], tokens: fields.tokens.flatMap { $0 })
+    }
+
     /// Seals `event`, recorded at `recordedAt`: its envelope and the commitment to its personal fields, the fields
     /// sealed under `eventKey`, and its handles' tokens under `tokenKey`. Returns the record and the commitment's
     /// salt (which the sealed box holds too). Each key is asked for only when the event needs it: an event with no

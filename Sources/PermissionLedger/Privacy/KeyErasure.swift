@@ -1,0 +1,183 @@
+internal import Crypto
+import Foundation
+internal import LMDB
+import PermissionModel
+
+/// What an erasure destroys, and how it stays crash-atomic (docs/STORAGE.md, "Erasure").
+///
+/// In the transaction that appends the `subject.erased` event, every `keys` entry whose key opens a personal field
+/// the erasure covers is marked destroyed, and its slot is added to the list of slots still to overwrite. From that
+/// commit on, no reader uses those keys. Right after the commit, the key store overwrites the slots with zeros and
+/// flushes them, and the list is emptied; a crash in between leaves the list, and the next writable open finishes
+/// the job. The event and the destruction are therefore one step: before the commit nothing is erased, after it
+/// every covered field is unreadable, and its key is gone from the key store as soon as the writer runs again.
+extension KeyRing {
+    /// The `keys` entry listing the slots whose destruction is committed and not yet carried out (8 bytes each).
+    /// It starts with 0x00, which no subject's entries start with (a subject is never empty, and holds no NUL).
+    static let pendingDestruction: [UInt8] = [0] + Array("pending destruction".utf8)
+
+    /// Marks destroyed, in `txn`, every key of `subject` that opens a personal field recorded before `before`
+    /// (before the erasure at `erasureSeq` when `nil`), and lists their slots for ``completeDestruction(_:_:)``.
+    ///
+    /// - A day generation whose day ends at or before the cut is destroyed.
+    /// - A day generation the cut falls inside is destroyed too; its events recorded at or after the cut first get
+    ///   keys of their own (their event keys, wrapped in new slots), so that they stay readable.
+    /// - Event keys of their own that an earlier erasure kept, for events before the cut, are destroyed.
+    /// - A whole erasure (no `before`) destroys the lookup key: the tokens of the erased handles can no longer be
+    ///   matched, and what the subject records afterwards is tokenized under a new one.
+    ///
+    /// Returns the slots marked.
+    @discardableResult
+    func erase(
+        _ txn: WriteTransaction, _ tables: Tables, subject: String, basis: Erasure.Basis, before: Timestamp?, erasureSeq: UInt64
+    ) throws -> [UInt64] {
+        let keys = tables[.keys]
+        try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .erasure), erasureSeq), value: Self.erasureValue(basis: basis, before: before))
+        var marked: [(entry: [UInt8], slot: UInt64)] = []
+        var kept: [(seq: UInt64, key: SymmetricKey)] = []
+
+        let days = try generations(txn.reader, keys, prefix: Self.entry(subject: subject, .day), dated: true)
+        for (index, generation) in days.enumerated() where !generation.destroyed && generation.from < erasureSeq {
+            let start = DataKeys.start(ofDay: generation.day)
+            if let before, start >= before { continue }
+            if let before, DataKeys.start(ofDay: generation.day + 1) > before, let dayKey = try key(slot: generation.slot) {
+                let next = days.indices.contains(index + 1) && days[index + 1].day == generation.day ? days[index + 1].from : erasureSeq
+                for seq in try Self.subjectSeqs(txn.reader, tables, subject: subject, from: generation.from, to: min(next, erasureSeq)) {
+                    guard let header = try txn.reader.eventHeader(tables, seq: seq, id: false), header.recordedAt >= before else { continue }
+                    kept.append((seq, DataKeys.eventKey(dayKey: dayKey, seq: seq)))
+                }
+            }
+            marked.append((generation.entry, generation.slot))
+        }
+
+        for own in try generations(txn.reader, keys, prefix: Self.entry(subject: subject, .event), dated: false)
+        where !own.destroyed && own.from < erasureSeq {
+            if let before, let header = try txn.reader.eventHeader(tables, seq: own.from, id: false), header.recordedAt >= before { continue }
+            marked.append((own.entry, own.slot))
+        }
+
+        if before == nil, let lookup = try generations(txn.reader, keys, prefix: Self.entry(subject: subject, .lookup), dated: false).last,
+           !lookup.destroyed {
+            marked.append((lookup.entry, lookup.slot))
+        }
+
+        for (entry, slot) in marked { try txn.put(keys, key: entry, value: Self.entryValue(slot: slot, destroyed: true)) }
+        for (seq, key) in kept {
+            let slot = try store.add(key, secrets: secrets)
+            noteAdded(key, slot: slot)
+            try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq), value: Self.entryValue(slot: slot, destroyed: false))
+        }
+        let slots = marked.map(\.slot)
+        if !slots.isEmpty {
+            var pending = try txn.reader.get(keys, key: Self.pendingDestruction).map { Array($0) } ?? []
+            for slot in slots { pending += Keys.seq(slot) }
+            try txn.put(keys, key: Self.pendingDestruction, value: pending)
+            notePendingDestruction()
+        }
+        return slots
+    }
+
+    /// The erasure that made the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`,
+    /// unreadable: the first of the subject's erasures after it whose cut (if it has one) is after `recordedAt`.
+    /// `nil` when none covers it: a key missing for another reason is damage.
+    static func erasure(_ txn: ReadTransaction, _ tables: Tables, subject: String, seq: UInt64, recordedAt: Timestamp) throws -> ErasureMark? {
+        guard let keys = tables.keys else { return nil }
+        let prefix = entry(subject: subject, .erasure)
+        let cursor = try txn.cursor(keys)
+        var found = try cursor.seek(atOrAfter: Keys.versioned(prefix, seq + 1))
+        while let e = found, e.key.count == prefix.count + 8, e.key.starts(with: prefix) {
+            if let (basis, before) = decodeErasureValue(e.value), before.map({ recordedAt < $0 }) ?? true {
+                return ErasureMark(seq: Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])), basis: basis)
+            }
+            found = try cursor.next()
+        }
+        return nil
+    }
+
+    /// An erasure entry's value: the index of its basis in `Erasure.Basis.allCases` (1 byte), then its cut when it
+    /// has one (8 bytes, as times in keys).
+    static func erasureValue(basis: Erasure.Basis, before: Timestamp?) -> [UInt8] {
+        var value = [UInt8(Erasure.Basis.allCases.firstIndex(of: basis)!)]
+        if let before { value.appendSeq(UInt64(bitPattern: before.microseconds) ^ (1 << 63)) }
+        return value
+    }
+
+    static func decodeErasureValue(_ value: UnsafeRawBufferPointer) -> (basis: Erasure.Basis, before: Timestamp?)? {
+        guard value.count == 1 || value.count == 9, Int(value[0]) < Erasure.Basis.allCases.count else { return nil }
+        let basis = Erasure.Basis.allCases[Int(value[0])]
+        guard value.count == 9 else { return (basis, nil) }
+        let bits = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: value[1...])) ^ (1 << 63)
+        return (basis, Timestamp(microseconds: Int64(bitPattern: bits)))
+    }
+
+    /// Overwrites the slots that committed erasures listed, then takes them off the list: called after a write
+    /// that erased, and when a ledger opens for writing (to finish what a crash interrupted).
+    func completeDestruction(_ environment: Environment, _ tables: Tables) throws {
+        guard let keys = tables.keys, takePendingDestruction() else { return }
+        let slots = try environment.read { txn in try Self.slots(in: txn.get(keys, key: Self.pendingDestruction)) }
+        guard !slots.isEmpty else { return }
+        try store.destroy(slots)
+        forget(slots)
+        // Another writer may have listed more meanwhile: only the slots overwritten here leave the list.
+        try environment.write { txn in
+            let destroyed = Set(slots)
+            let left = try Self.slots(in: txn.reader.get(keys, key: Self.pendingDestruction)).filter { !destroyed.contains($0) }
+            if left.isEmpty {
+                _ = try txn.delete(keys, key: Self.pendingDestruction)
+            } else {
+                try txn.put(keys, key: Self.pendingDestruction, value: left.flatMap { Keys.seq($0) })
+            }
+        }
+    }
+
+    private static func slots(in value: UnsafeRawBufferPointer?) -> [UInt64] {
+        guard let value else { return [] }
+        return stride(from: 0, to: value.count - value.count % 8, by: 8).map {
+            Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: value[$0..<($0 + 8)]))
+        }
+    }
+
+    /// One `keys` entry: the generation's entry key, the day it is for (dated entries), the seq it holds from,
+    /// and its slot.
+    private struct Generation {
+        var entry: [UInt8]
+        var day: Int64
+        var from: UInt64
+        var slot: UInt64
+        var destroyed: Bool
+    }
+
+    /// The entries under `prefix` in key order: a dated prefix is followed by a day and a seq, another by a seq.
+    private func generations(_ txn: ReadTransaction, _ keys: Database, prefix: [UInt8], dated: Bool) throws -> [Generation] {
+        let length = prefix.count + (dated ? 16 : 8)
+        let cursor = try txn.cursor(keys)
+        var found: [Generation] = []
+        var entry = try cursor.seek(atOrAfter: prefix)
+        while let e = entry, e.key.starts(with: prefix) {
+            if e.key.count == length {
+                let day = dated ? Int64(bitPattern: Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)])) ^ (1 << 63)) : 0
+                let (slot, destroyed) = Self.decodeEntryValue(e.value)
+                found.append(Generation(
+                    entry: Array(e.key), day: day, from: Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[(length - 8)...])),
+                    slot: slot, destroyed: destroyed))
+            }
+            entry = try cursor.next()
+        }
+        return found
+    }
+
+    /// The seqs of `subject`'s events from `from` up to (not including) `to`, from `subjectEvents`.
+    private static func subjectSeqs(_ txn: ReadTransaction, _ tables: Tables, subject: String, from: UInt64, to: UInt64) throws -> [UInt64] {
+        let prefix = Keys.subjectPrefix(subject)
+        let cursor = try txn.cursor(tables.subjectEvents)
+        var seqs: [UInt64] = []
+        var entry = try cursor.seek(atOrAfter: Keys.versioned(prefix, from))
+        while let e = entry, e.key.starts(with: prefix), e.key.count == prefix.count + 8 {
+            let seq = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            guard seq < to else { break }
+            seqs.append(seq)
+            entry = try cursor.next()
+        }
+        return seqs
+    }
+}

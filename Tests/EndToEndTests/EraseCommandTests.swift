@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// docs/spec/PRIVACY.md, "Commands": `erase` and `retain`.
+@Suite("erase and retain", .timeLimit(.minutes(10)))
+struct EraseCommandTests {
+    static let events = """
+        {"type":"handles.observed","id":"early","subject":"kid-ava","occurredAt":"2026-11-20T09:00:00Z","recordedAt":"2026-11-20T09:00:00Z","checked":[{"value":"+14155550101","kind":"phoneNumber"},{"value":"early.friend","kind":"custom"}],"known":[{"value":"+14155550101","kind":"phoneNumber"}]}
+        {"type":"handles.observed","id":"other","subject":"kid-ben","occurredAt":"2026-11-20T09:30:00Z","recordedAt":"2026-11-20T09:30:00Z","checked":[{"value":"ben.friend","kind":"custom"}],"known":[]}
+        {"type":"handles.observed","id":"late","subject":"kid-ava","occurredAt":"2026-11-20T12:00:00Z","recordedAt":"2026-11-20T12:00:00Z","checked":[{"value":"late.friend","kind":"custom"}],"known":[]}
+
+        """
+
+    @Test("erase records the erasure, says what it erased, and the value is gone from every output and file")
+    func eraseSaysWhatItErased() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
+            let run = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest",
+                                       "--reference", "case-4711", "--occurred-at", "2026-11-20T13:00:00Z", "--format", "json"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.out == #"{"erased":{"subject":"kid-ava","seq":4,"events":2,"fields":4}}"# + "\n")
+            let export = try sandbox.run(["export", "--ledger", ledger])
+            #expect(!export.out.contains("4155550101") && !export.out.contains("early.friend") && export.out.contains("ben.friend"))
+            for name in try FileManager.default.contentsOfDirectory(atPath: ledger) {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: ledger + "/" + name))
+                #expect(bytes.range(of: Data("4155550101".utf8)) == nil, "\(name)")
+            }
+            #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
+            // A subject with no event is nothing to erase: exit 1, one line.
+            let nothing = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-zed", "--basis", "other"])
+            #expect(nothing.status == 1 && nothing.err.contains("nothing to erase"), "\(nothing)")
+            let badBasis = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "whim"])
+            #expect(badBasis.status == 2, "\(badBasis)")
+        }
+    }
+
+    @Test("retain erases what every subject recorded before WHEN, lists it in a dry run, and erases nothing more when run again")
+    func retainIsIdempotent() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
+            let dry = try sandbox.run(["retain", "--ledger", ledger, "--before", "2026-11-20T11:00:00Z", "--dry-run", "--format", "json"])
+            #expect(dry.status == 0, "\(dry)")
+            #expect(dry.out.hasPrefix(#"{"retained":{"before":"2026-11-20T11:00:00Z","subjects":2,"events":2,"fields":4,"dryRun":true,"#), "\(dry.out)")
+            #expect(try sandbox.run(["stats", "--ledger", ledger, "--format", "json"]).out.contains(#""subject.erased":0"#))
+
+            let run = try sandbox.run(["retain", "--ledger", ledger, "--before", "2026-11-20T11:00:00Z", "--format", "json"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.out.hasPrefix(#"{"retained":{"before":"2026-11-20T11:00:00Z","subjects":2,"events":2,"fields":4,"dryRun":false,"#), "\(run.out)")
+            let again = try sandbox.run(["retain", "--ledger", ledger, "--before", "2026-11-20T11:00:00Z", "--format", "json"])
+            #expect(again.out.hasPrefix(#"{"retained":{"before":"2026-11-20T11:00:00Z","subjects":0,"events":0,"fields":0,"#), "\(again.out)")
+            let export = try sandbox.run(["export", "--ledger", ledger])
+            #expect(!export.out.contains("early.friend") && !export.out.contains("ben.friend") && export.out.contains("late.friend"))
+            #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
+        }
+    }
+}

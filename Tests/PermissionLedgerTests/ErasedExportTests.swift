@@ -1,0 +1,123 @@
+import Foundation
+@_spi(StorageEngine) @testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// docs/spec/PRIVACY.md, "Erasure and determinism": an erased event exports in a form from which an import into an
+/// empty ledger restores the same log, and an erasure changes nothing of another subject.
+@Suite(.timeLimit(.minutes(5)))
+struct ErasedExportTests {
+    /// The export's lines.
+    static func lines(_ ledger: Ledger) throws -> [String] {
+        try ledger.exportText().split(separator: "\n").map(String.init)
+    }
+
+    /// Imports `lines` into a new ledger at `path` and returns its export and digest.
+    static func roundTrip(_ lines: [String], at path: String) async throws -> (export: [String], digest: String) {
+        let copy = try Ledger(path: path, options: .seeded("another seed"))
+        try await copy.append(lines.map { try decodeEvent($0) })
+        let result = (try Self.lines(copy), try await copy.digest())
+        await copy.close()
+        #expect(try await Ledger.verify(path: path).isIntact)
+        return result
+    }
+
+    /// The lines of `subject`'s events.
+    static func lines(_ lines: [String], of subject: String) -> [String] {
+        lines.filter { $0.contains("\"subject\":\"\(subject)\"") }
+    }
+
+    @Test func erasingOneChildOfTheFamilyDayChangesNothingOfTheOthersAndRoundTrips() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("family-day.jsonl")
+            let before = try Self.lines(ledger)
+            let others = ["kid-ava", "kid-ben", "kid-dev"]
+            let answers = try ledger.read { view in try others.map { try view.knownHandles(subject: $0) } }
+
+            try await ledger.append([try KeyErasureTests.erasure("erase-cleo", subject: "kid-cleo", at: "2026-11-21T10:00:00Z")])
+            let after = try Self.lines(ledger)
+            for subject in others {
+                #expect(Self.lines(after, of: subject) == Self.lines(before, of: subject), "\(subject)")
+            }
+            #expect(try ledger.read { view in try others.map { try view.knownHandles(subject: $0) } } == answers)
+            // Every one of the child's events with a personal field is erased, and its value shows nowhere.
+            let erased = Self.lines(after, of: "kid-cleo").filter { $0.contains("\"commitment\"") }
+            #expect(erased.count > 100)
+            #expect(!after.joined().contains("+1-555-010-0131"))
+            let digest = try await ledger.digest()
+            await ledger.close()
+            #expect(try await Ledger.verify(path: directory + "/ledger").isIntact)
+
+            let copy = try await Self.roundTrip(after, at: directory + "/copy")
+            #expect(copy.export == after)
+            #expect(copy.digest == digest)
+        }
+    }
+
+    @Test func aQuestionAskedBeforeAnErasureIsAnsweredAfterItAndRoundTrips() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            let id = "FAD10000-0000-4000-8000-0000000000AA"
+            try await ledger.append(json:
+                #"{"type":"question.asked","id":"q","subject":"kid","occurredAt":"2026-11-20T07:00:00Z","recordedAt":"2026-11-20T07:00:00Z","question":{"id":"\#(id)","topic":{"communication":{"people":[{"handle":{"value":"+1-555-010-0199","kind":"phoneNumber"},"name":{"givenName":"Zed"}},{"handle":{"value":"zed@example.com","kind":"emailAddress"}}],"actions":["message"]}},"choices":[{"id":"yes","title":"Sure","answer":"approval"},{"id":"no","title":"No","answer":"denial"}],"defaultChoice":"no"}}"#,
+                #"{"type":"handles.observed","id":"o","subject":"kid","occurredAt":"2026-11-20T08:00:00Z","recordedAt":"2026-11-20T08:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"},{"value":"+1-555-010-0198","kind":"phoneNumber"}],"known":[]}"#,
+                #"{"type":"subject.erased","id":"e","subject":"kid","occurredAt":"2026-11-20T09:00:00Z","recordedAt":"2026-11-20T09:00:00Z","erasure":{"basis":"guardianRequest"}}"#,
+                #"{"type":"question.answered","id":"a","subject":"kid","occurredAt":"2026-11-20T10:00:00Z","recordedAt":"2026-11-20T10:00:00Z","questionId":"\#(id)","choiceId":"yes"}"#)
+            let handles = try ledger.read { try $0.knownHandles(subject: "kid") }
+            // The answer approves the erased handles: members, known, and erased.
+            #expect(handles.count == 2)
+            #expect(handles.allSatisfy { $0.erased?.seq == 3 })
+            let lines = try Self.lines(ledger)
+            #expect(!lines.joined().contains("555-010-0199"))
+            #expect(!lines.joined().contains("Zed"))
+            #expect(!lines.joined().contains("Sure"))
+            let digest = try await ledger.digest()
+            await ledger.close()
+            // A rebuild from the records, which hold tokens, finds the same tables the append wrote.
+            #expect(try await Ledger.verify(path: path).isIntact)
+
+            let copy = try await Self.roundTrip(lines, at: directory + "/copy")
+            #expect(copy.export == lines)
+            #expect(copy.digest == digest)
+        }
+    }
+
+    @Test func anErasedEventGivenWithTheWrongNumberOfTokensIsRejected() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("family-day.jsonl")
+            try await ledger.append([try KeyErasureTests.erasure("erase-cleo", subject: "kid-cleo", at: "2026-11-21T10:00:00Z")])
+            let lines = try Self.lines(ledger)
+            let observed = try #require(lines.firstIndex { $0.contains("handles.observed") && $0.contains("\"commitment\"") })
+            var damaged = Array(lines[...observed])
+            damaged[observed] = damaged[observed].replacing(#/"tokens":\["[0-9a-f]+",?/#, with: #""tokens":["#)
+            let copy = try Ledger(path: directory + "/copy", options: .seeded())
+            let rejected = try await rejections { try await copy.append(damaged.map { try decodeEvent($0) }) }
+            #expect(rejected.first?.rejection.reason.contains("tokens") == true)
+            #expect(try copy.head().seq == 0)
+        }
+    }
+}
+
+extension ErasedExportTests {
+    /// An erasure with a cut keeps the subject's lookup key, for the handles after the cut: a value erased before
+    /// the cut and recorded again after it is one handle to the rules there, and two in an import, which cannot
+    /// link the erased token to the value (docs/DECISIONS.md, "An import after an erasure with a cut").
+    @Test func anErasureBeforeATimeRoundTripsItsExportAndHashes() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("family-day.jsonl")
+            try await ledger.append([try KeyErasureTests.erasure("erase-cleo", subject: "kid-cleo", at: "2026-11-21T10:00:00Z", before: "2026-11-20T13:00:00Z")])
+            let after = try Self.lines(ledger)
+            let digest = try await ledger.digest()
+            await ledger.close()
+            let copy = try await Self.roundTrip(after, at: directory + "/copy")
+            #expect(copy.export == after)
+            withKnownIssue("the import cannot link a handle erased before the cut to the same value after it") {
+                #expect(copy.digest == digest)
+            }
+        }
+    }
+}
