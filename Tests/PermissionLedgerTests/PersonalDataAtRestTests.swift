@@ -98,3 +98,38 @@ struct PersonalDataAtRestTests {
         }
     }
 }
+
+extension PersonalDataAtRestTests {
+    /// docs/spec/PRIVACY.md, "Effect": after each erasure, of each subject of each fixture in turn, no file holds a
+    /// personal value or any key the erasure destroyed, and the export shows none of the subject's values.
+    @Test(arguments: Fixtures.valid)
+    func afterEachErasureNoFileHoldsAValueOrADestroyedKey(name: String) async throws {
+        let values = Self.personalValues(try Fixtures.fixture(name).events)
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded(durable: true))
+            try await ledger.importFixture(name)
+            let subjects = try ledger.read { try $0.subjects() }
+            var erasedAt = try #require(try ledger.head().recordedAt)
+            for subject in subjects {
+                let before = try KeyErasureTests.dataKeys(ledger)
+                erasedAt = erasedAt.adding(seconds: 60)
+                _ = try await ledger.erase(subject: subject, Erasure(basis: .guardianRequest), occurredAt: erasedAt)
+                let after = try KeyErasureTests.dataKeys(ledger)
+                for slot in Set(before.keys).subtracting(after.keys) {
+                    #expect(try KeyErasureTests.files(in: path, holding: before[slot]!) == [], "\(name), \(subject): slot \(slot)")
+                }
+                #expect(try Self.plaintextFound(in: path, values: values) == [], "\(name), after erasing \(subject)")
+                // What the subject recorded reads as erased: no value of its events is in the export any more.
+                let export = try exportText(ledger)
+                let own = try storedEvents(ledger).map(\.event).filter { $0.subject == subject && $0.erased != nil }
+                for event in own {
+                    #expect(event.erasedFields != nil, "\(name): seq \(event.seq!)")
+                }
+                #expect(!export.contains("\"salt\"") || subjects.last != subject, "\(name): every event is erased at the end")
+            }
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+        }
+    }
+}
