@@ -17,7 +17,7 @@ import Testing
     static func sealed(_ event: PermissionEvent, dayKey: SymmetricKey, lookupKey: SymmetricKey, secrets: SecretSource) throws -> SealedRecord {
         try SealedRecord.seal(
             event, seq: 7, recordedAt: recordedAt, eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7),
-            tokenKey: DataKeys.tokenKey(lookupKey: lookupKey), secrets: secrets
+            tokens: TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey)), secrets: secrets
         ).record
     }
 

@@ -26,11 +26,23 @@ package enum DataKeys {
     /// The first instant of `day`.
     package static func start(ofDay day: Int64) -> Timestamp { Timestamp(microseconds: day * microsecondsPerDay) }
 
-    /// The key that seals the personal fields of the event at `seq`, from its day key.
+    /// The key that seals the personal fields of the event at `seq`, from its day key: HKDF-SHA256 with an empty
+    /// salt, the day key as input key material and the event's seq in the info.
     static func eventKey(dayKey: SymmetricKey, seq: UInt64) -> SymmetricKey {
+        eventKey(base: eventKeyBase(dayKey: dayKey), seq: seq)
+    }
+
+    /// HKDF's extract step of ``eventKey(dayKey:seq:)``, which depends on the day key alone: done once per day key
+    /// and kept, so that each event's key is one expand step.
+    static func eventKeyBase(dayKey: SymmetricKey) -> HashedAuthenticationCode<SHA256> {
+        HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]())
+    }
+
+    /// HKDF's expand step of ``eventKey(dayKey:seq:)``, from the extract step's pseudorandom key.
+    static func eventKey(base: HashedAuthenticationCode<SHA256>, seq: UInt64) -> SymmetricKey {
         var info = Array("PermissionLedger event key 1".utf8)
         info.appendSeq(seq)
-        return HKDF<SHA256>.deriveKey(inputKeyMaterial: dayKey, info: info, outputByteCount: 32)
+        return HKDF<SHA256>.expand(pseudoRandomKey: base, info: info, outputByteCount: 32)
     }
 
     /// The HMAC key of handle tokens, from a subject's lookup key.
@@ -43,9 +55,7 @@ package enum DataKeys {
 
     /// The token of `handle` under `tokenKey`: HMAC-SHA256 of the kind's code and the value's UTF-8, first 16 bytes.
     static func token(_ handle: CommunicationHandle, tokenKey: SymmetricKey) -> [UInt8] {
-        var message: [UInt8] = [Codes.kind(handle.kind)]
-        message.appendUTF8(handle.value)
-        return Array(HMAC<SHA256>.authenticationCode(for: message, using: tokenKey).prefix(tokenSize))
+        TokenHasher(tokenKey: tokenKey).token(handle)
     }
 
     /// `handle` with its value replaced by its token in base64url without padding (22 characters, none of them
@@ -53,13 +63,13 @@ package enum DataKeys {
     /// fields are sealed hold a handle. The rules compare handles by value, and tokens are equal exactly when
     /// values are (under one token key), so they run alike on either.
     static func tokenHandle(_ handle: CommunicationHandle, tokenKey: SymmetricKey) -> CommunicationHandle {
-        tokenHandle(kind: handle.kind, token: token(handle, tokenKey: tokenKey))
+        TokenHasher(tokenKey: tokenKey).tokenHandle(handle)
     }
 
     /// A handle whose token is known and whose value is not (an erased event's): its token handle marked by a
     /// leading NUL, which no handle's value holds, so that the tables take it as it is instead of tokenizing it
     /// (``givenToken(_:)``). The rules compare marked handles as they compare values.
-    static func markedTokenHandle(kind: CommunicationHandle.Kind, token: some Sequence<UInt8>) -> CommunicationHandle {
+    static func markedTokenHandle(kind: CommunicationHandle.Kind, token: some Collection<UInt8>) -> CommunicationHandle {
         marked(tokenHandle(kind: kind, token: token))
     }
 
@@ -75,8 +85,53 @@ package enum DataKeys {
     }
 
     /// The handle of `kind` whose token is `token`, as a rebuild reads it from a record.
-    static func tokenHandle(kind: CommunicationHandle.Kind, token: some Sequence<UInt8>) -> CommunicationHandle {
-        let text = Data(token).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
-        return CommunicationHandle(normalizedValue: text, kind: kind)
+    static func tokenHandle(kind: CommunicationHandle.Kind, token: some Collection<UInt8>) -> CommunicationHandle {
+        CommunicationHandle(normalizedValue: base64URL(token), kind: kind)
+    }
+
+    private static let base64URLAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `bytes` in base64url without padding (RFC 4648, section 5): the text of a token handle.
+    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
+        let input = Array(bytes)
+        return String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
+            var written = 0
+            var index = 0
+            while index < input.count {
+                let remaining = input.count - index
+                let b0 = UInt32(input[index])
+                let b1 = remaining > 1 ? UInt32(input[index + 1]) : 0
+                let b2 = remaining > 2 ? UInt32(input[index + 2]) : 0
+                let triple = b0 << 16 | b1 << 8 | b2
+                for position in 0..<min(4, remaining + 1) {
+                    output[written] = base64URLAlphabet[Int(triple >> UInt32(18 - 6 * position) & 0x3F)]
+                    written += 1
+                }
+                index += 3
+            }
+            return written
+        }
+    }
+}
+
+/// The keyed hash that gives handle tokens under one token key (``DataKeys/token(_:tokenKey:)``), its key set up
+/// once: HMAC is a value, so each token starts from a copy of the keyed state.
+struct TokenHasher: @unchecked Sendable {
+    private let keyed: HMAC<SHA256>
+
+    init(tokenKey: SymmetricKey) { keyed = HMAC<SHA256>(key: tokenKey) }
+
+    /// The token of `handle`: HMAC-SHA256 of the kind's code and the value's UTF-8, first 16 bytes.
+    func token(_ handle: CommunicationHandle) -> [UInt8] {
+        var hmac = keyed
+        withUnsafeBytes(of: Codes.kind(handle.kind)) { hmac.update(data: $0) }
+        var value = handle.value
+        value.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
+        return Array(hmac.finalize().prefix(DataKeys.tokenSize))
+    }
+
+    /// `handle` as the tables hold it: its token handle (``DataKeys/tokenHandle(kind:token:)``).
+    func tokenHandle(_ handle: CommunicationHandle) -> CommunicationHandle {
+        DataKeys.tokenHandle(kind: handle.kind, token: token(handle))
     }
 }

@@ -76,7 +76,6 @@ struct HandleValues {
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        guard let tokenKey = try keyRing.tokenKey(txn, tables, subject: subject) else { return nil }
-        return DataKeys.tokenHandle(handle, tokenKey: tokenKey)
+        return try keyRing.tokenHasher(txn, tables, subject: subject)?.tokenHandle(handle)
     }
 }

@@ -24,6 +24,10 @@ final class KeyRing: @unchecked Sendable {
     let secrets: SecretSource
     private let lock = NSLock()
     private var unwrapped: [UInt64: SymmetricKey] = [:]
+    /// What each unwrapped key gives that depends on the key alone, made once: a day key's HKDF extract step
+    /// (``DataKeys/eventKeyBase(dayKey:)``), a lookup key's keyed token hash.
+    private var eventKeyBases: [UInt64: HashedAuthenticationCode<SHA256>] = [:]
+    private var tokenHashers: [UInt64: TokenHasher] = [:]
     private var unsynced = false
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
     /// for what another process's crash may have left.
@@ -77,7 +81,13 @@ final class KeyRing: @unchecked Sendable {
 
     /// Forgets the unwrapped keys of `slots` (destroyed).
     func forget(_ slots: some Sequence<UInt64>) {
-        lock.withLock { for slot in slots { unwrapped.removeValue(forKey: slot) } }
+        lock.withLock {
+            for slot in slots {
+                unwrapped.removeValue(forKey: slot)
+                eventKeyBases.removeValue(forKey: slot)
+                tokenHashers.removeValue(forKey: slot)
+            }
+        }
     }
 
     /// The slot of the generation of `entry` that holds at `seq`, as `txn` sees the `keys` table: `nil` when
@@ -90,36 +100,54 @@ final class KeyRing: @unchecked Sendable {
 
     /// The key of the generation of `entry` that holds at `seq`, made (and its slot recorded in `txn` as a
     /// generation from `seq`) when there is none.
-    private func keyForWriting(_ txn: WriteTransaction, _ tables: Tables, _ entry: [UInt8], seq: UInt64) throws -> SymmetricKey {
+    private func slotForWriting(_ txn: WriteTransaction, _ tables: Tables, _ entry: [UInt8], seq: UInt64) throws -> UInt64 {
         if let slot = try Self.slot(txn.reader, tables, entry, atMost: seq) {
-            guard let key = try key(slot: slot) else {
+            guard try key(slot: slot) != nil else {
                 throw LedgerError(.damaged, "key store \(store.path): a key in use (\(slot)) is destroyed")
             }
-            return key
+            return slot
         }
         let generation = Keys.versioned(entry, seq)
         let key = secrets.key(for: "data key \(hexString(generation))")
         let slot = try store.add(key, secrets: secrets)
         noteAdded(key, slot: slot)
         try txn.put(tables[.keys], key: generation, value: Keys.seq(slot))
-        return key
+        return slot
+    }
+
+    /// The key of the event at `seq` from the day key in `slot`; `nil` when that key is destroyed.
+    private func eventKey(daySlot slot: UInt64, seq: UInt64) throws -> SymmetricKey? {
+        if let base = lock.withLock({ eventKeyBases[slot] }) { return DataKeys.eventKey(base: base, seq: seq) }
+        guard let dayKey = try key(slot: slot) else { return nil }
+        let base = DataKeys.eventKeyBase(dayKey: dayKey)
+        lock.withLock { eventKeyBases[slot] = base }
+        return DataKeys.eventKey(base: base, seq: seq)
+    }
+
+    /// The token hash of the lookup key in `slot`; `nil` when that key is destroyed.
+    private func tokenHasher(lookupSlot slot: UInt64) throws -> TokenHasher? {
+        if let hasher = lock.withLock({ tokenHashers[slot] }) { return hasher }
+        guard let lookupKey = try key(slot: slot) else { return nil }
+        let hasher = TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey))
+        lock.withLock { tokenHashers[slot] = hasher }
+        return hasher
     }
 
     /// The key that seals the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`.
     func eventKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey {
-        let dayKey = try keyForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), seq: seq)
-        return DataKeys.eventKey(dayKey: dayKey, seq: seq)
+        let slot = try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), seq: seq)
+        return try eventKey(daySlot: slot, seq: seq)!
     }
 
-    /// The token key of `subject`'s handles in the event at `seq`, made when it has none.
-    func tokenKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> SymmetricKey {
-        DataKeys.tokenKey(lookupKey: try keyForWriting(txn, tables, Self.entry(subject: subject, .lookup), seq: seq))
+    /// The token hash of `subject`'s handles in the event at `seq`, its lookup key made when it has none.
+    func tokenHasherForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> TokenHasher {
+        try tokenHasher(lookupSlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .lookup), seq: seq))!
     }
 
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
     func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
         if let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq) {
-            return try key(slot: slot).map { DataKeys.eventKey(dayKey: $0, seq: seq) }
+            return try eventKey(daySlot: slot, seq: seq)
         }
         // The day key is gone: the event may have kept a key of its own.
         guard let keys = tables.keys, let own = try txn.get(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq)) else {
@@ -129,10 +157,10 @@ final class KeyRing: @unchecked Sendable {
         return destroyed ? nil : try key(slot: slot)
     }
 
-    /// The token key of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
-    func tokenKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max), let key = try key(slot: slot) else { return nil }
-        return DataKeys.tokenKey(lookupKey: key)
+    /// The token hash of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
+    func tokenHasher(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> TokenHasher? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max) else { return nil }
+        return try tokenHasher(lookupSlot: slot)
     }
 
     /// Records a key just added to the store: kept unwrapped, and to be flushed before the transaction commits.

@@ -30,15 +30,15 @@ package final class SecretSource: @unchecked Sendable {
     package var isSeeded: Bool { seed != nil }
 
     /// `count` new secret bytes for `context` (which only a seeded source reads).
-    package func bytes(_ count: Int, for context: String) -> [UInt8] {
+    package func bytes(_ count: Int, for context: @autoclosure () -> String) -> [UInt8] {
         guard let seed else {
             // swift-crypto's key generation: the platform's secure random generator.
             return SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
         }
-        let info = Array("PermissionLedger seeded secret: \(context)".utf8)
+        let info = Array("PermissionLedger seeded secret: \(context())".utf8)
         return HKDF<SHA256>.deriveKey(inputKeyMaterial: seed, info: info, outputByteCount: count).withUnsafeBytes { Array($0) }
     }
 
     /// A new 256-bit key for `context`.
-    func key(for context: String) -> SymmetricKey { SymmetricKey(data: bytes(32, for: context)) }
+    func key(for context: @autoclosure () -> String) -> SymmetricKey { SymmetricKey(data: bytes(32, for: context())) }
 }

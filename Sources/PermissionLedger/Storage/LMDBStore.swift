@@ -64,12 +64,15 @@ final class LMDBStore: ProjectionStore {
         try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
     }
 
-    /// The token keys of the subjects whose handles this transaction tokenized, with the seq they were found for:
+    /// The token hashes of the subjects whose handles this transaction tokenized, with the seq they were found for:
     /// a subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one
     /// until a new generation starts, which only an erasure does.
-    private var tokenKeys: [ByteKey: SymmetricKey] = [:]
+    private var tokenHashers: [ByteKey: TokenHasher] = [:]
     /// The seq of the event whose record was made last: the one the rules are applying.
     private var recordingSeq: UInt64 = 0
+    /// The tokens of the handles of the event whose record was made last, of its subject: the rules look its
+    /// handles up and write their rows, and each would otherwise be hashed again each time.
+    private var recordingTokens: (subject: String, tokens: [CommunicationHandle: CommunicationHandle]) = ("", [:])
 
     /// `handle` as the tables hold it: in a ledger whose personal fields are sealed, appended events' handles
     /// are replaced by their tokens (``DataKeys/tokenHandle(_:tokenKey:)``); a rebuild reads the tokens from the
@@ -77,17 +80,18 @@ final class LMDBStore: ProjectionStore {
     private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
         if let token = DataKeys.givenToken(handle) { return token }
         guard rewritesLog, let keyRing = tables.keyRing else { return handle }
-        return DataKeys.tokenHandle(handle, tokenKey: try tokenKey(subject: subject, keyRing))
+        if recordingTokens.subject == subject, let token = recordingTokens.tokens[handle] { return token }
+        return try tokenHasher(subject: subject, keyRing).tokenHandle(handle)
     }
 
-    /// The token key of `subject`'s handles in the event being written, found once per transaction.
-    private func tokenKey(subject: String, _ keyRing: KeyRing) throws -> SymmetricKey {
+    /// The token hash of `subject`'s handles in the event being written, found once per transaction.
+    private func tokenHasher(subject: String, _ keyRing: KeyRing) throws -> TokenHasher {
         let key = ByteKey(Array(subject.utf8))
-        if let known = tokenKeys[key] { return known }
-        if tokenKeys.count >= cacheLimit { tokenKeys.removeAll() }
-        let tokenKey = try keyRing.tokenKeyForWriting(txn, tables, subject: subject, seq: recordingSeq)
-        tokenKeys[key] = tokenKey
-        return tokenKey
+        if let known = tokenHashers[key] { return known }
+        if tokenHashers.count >= cacheLimit { tokenHashers.removeAll() }
+        let hasher = try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq)
+        tokenHashers[key] = hasher
+        return hasher
     }
 
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
@@ -99,6 +103,7 @@ final class LMDBStore: ProjectionStore {
             return (record, record)
         }
         recordingSeq = seq
+        recordingTokens.tokens.removeAll(keepingCapacity: true)
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
             return (record.stored(), record.chained)
@@ -106,7 +111,15 @@ final class LMDBStore: ProjectionStore {
         let sealed = try SealedRecord.seal(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq),
-            tokenKey: try tokenKey(subject: event.subject, keyRing), secrets: keyRing.secrets)
+            tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
+        let handles = SealedRecord.handles(of: event)
+        if !handles.isEmpty {
+            recordingTokens.subject = event.subject
+            for (index, handle) in handles.enumerated() {
+                let start = index * DataKeys.tokenSize
+                recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: sealed.record.tokens[start..<(start + DataKeys.tokenSize)])
+            }
+        }
         return (sealed.record.stored(), sealed.record.chained)
     }
 
@@ -115,7 +128,8 @@ final class LMDBStore: ProjectionStore {
         // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
         try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
-        tokenKeys.removeValue(forKey: ByteKey(Array(subject.utf8)))
+        tokenHashers.removeValue(forKey: ByteKey(Array(subject.utf8)))
+        recordingTokens.tokens.removeAll(keepingCapacity: true)
         // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
         cache.definitions.removeAll(keepingCapacity: true)
     }

@@ -41,12 +41,12 @@ import PermissionModel
     }
 
     /// Seals `event`, recorded at `recordedAt`: its envelope and the commitment to its personal fields, the fields
-    /// sealed under `eventKey`, and its handles' tokens under `tokenKey`. Returns the record and the commitment's
+    /// sealed under `eventKey`, and its handles' tokens by `tokens`. Returns the record and the commitment's
     /// salt (which the sealed box holds too). Each key is asked for only when the event needs it: an event with no
     /// personal field (an answer, a permission change) makes and reads no key.
     static func seal(
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
-        eventKey: @autoclosure () throws -> SymmetricKey, tokenKey: @autoclosure () throws -> SymmetricKey, secrets: SecretSource
+        eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?) {
         let fields = PersonalFields(of: event)
         var salt: [UInt8]?
@@ -66,8 +66,8 @@ import PermissionModel
         var tokens: [UInt8] = []
         let handles = handles(of: event)
         if !handles.isEmpty {
-            let tokenKey = try tokenKey()
-            for handle in handles { tokens += DataKeys.token(handle, tokenKey: tokenKey) }
+            let hasher = try tokenHasher()
+            for handle in handles { tokens += hasher.token(handle) }
         }
         return (SealedRecord(chained: chained, box: box, tokens: tokens), salt)
     }

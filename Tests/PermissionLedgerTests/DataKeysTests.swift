@@ -1,0 +1,52 @@
+import Crypto
+import Foundation
+@testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// The derived keys and tokens, each checked against the one-step computation that docs/STORAGE.md describes:
+/// what is kept to make them faster must give the same bytes.
+@Suite struct DataKeysTests {
+    let secrets = SecretSource.seeded("data-keys-tests")
+
+    @Test func anEventKeyFromTheKeptExtractStepIsHKDFOfTheDayKey() {
+        let dayKey = secrets.key(for: "day")
+        let base = DataKeys.eventKeyBase(dayKey: dayKey)
+        for seq: UInt64 in [1, 2, 255, 256, 1 << 40, .max] {
+            var info = Array("PermissionLedger event key 1".utf8)
+            withUnsafeBytes(of: seq.bigEndian) { info += $0 }
+            let expected = HKDF<SHA256>.deriveKey(inputKeyMaterial: dayKey, info: info, outputByteCount: 32)
+            #expect(DataKeys.eventKey(base: base, seq: seq) == expected)
+            #expect(DataKeys.eventKey(dayKey: dayKey, seq: seq) == expected)
+        }
+    }
+
+    @Test func aTokenIsTheFirst16BytesOfHMACOfTheKindCodeAndTheValue() throws {
+        let tokenKey = secrets.key(for: "token")
+        let hasher = TokenHasher(tokenKey: tokenKey)
+        let handles = [
+            try CommunicationHandle(value: "+15551234567", kind: .phoneNumber),
+            try CommunicationHandle(value: "ana@example.com", kind: .emailAddress),
+            try CommunicationHandle(value: "Zoë 🦊", kind: .custom),
+        ]
+        for handle in handles {
+            let message = [Codes.kind(handle.kind)] + Array(handle.value.utf8)
+            let expected = Array(HMAC<SHA256>.authenticationCode(for: message, using: tokenKey).prefix(16))
+            // Twice: each token starts from a copy of the keyed state, which the first must not change.
+            #expect(hasher.token(handle) == expected)
+            #expect(hasher.token(handle) == expected)
+            #expect(DataKeys.token(handle, tokenKey: tokenKey) == expected)
+        }
+    }
+
+    @Test func aTokenHandleIsBase64URLWithoutPadding() {
+        #expect(DataKeys.base64URL([UInt8]()) == "")
+        for count in 1..<40 {
+            let bytes = secrets.bytes(count, for: "bytes \(count)")
+            let expected = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(DataKeys.base64URL(bytes) == expected)
+        }
+        #expect(DataKeys.base64URL([0xFB, 0xFF]) == "-_8")
+    }
+}
