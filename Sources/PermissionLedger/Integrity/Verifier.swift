@@ -68,7 +68,8 @@ final class Verifier {
             return damaged(1, "LMDB's list of the tables does not hold as many as LMDB's record of it counts")
         }
         for table in StorageTable.allCases {
-            let flags = try txn.flags(tables[table])
+            guard let db = tables.opened(table) else { continue }
+            let flags = try txn.flags(db)
             guard flags.isEmpty else {
                 return damaged(1, "LMDB's record of the \(table.rawValue) table gives it the flags \(flags), which a ledger never sets")
             }
@@ -78,6 +79,7 @@ final class Verifier {
         for (table, db) in tables.derived {
             if let report = try checkTable(table, db) { return report }
         }
+        if let db = tables.handleValues, let report = try checkHandleValues(db) { return report }
         try at(.freeList, 1)
         if let problem = try txn.freeListProblem() { return damaged(1, "LMDB's free list is damaged: \(problem)") }
         return VerificationReport(events: head.seq, head: previous, damagedSeq: nil, problem: nil)
@@ -131,6 +133,10 @@ final class Verifier {
             } catch let rejection as EventRejection {
                 return damaged(seq, "the event breaks a rule of the log: \(rejection)")
             }
+            if tables.handleValues != nil, let recordedAt = event.recordedAt {
+                let handles = SealedRecord.handles(of: event)
+                if !handles.isEmpty { namedHandles.append((event.subject, seq, recordedAt, handles.map(\.value))) }
+            }
             guard try isFoundByLookup(tables.events, e) else {
                 return damaged(seq, "a lookup of seq \(seq) does not find the event a scan of the log returns (a damaged index page)")
             }
@@ -146,6 +152,77 @@ final class Verifier {
             return damaged(expectedSeq, "LMDB's record of the log counts \(entries) events, but it holds \(count)")
         }
         seq = expectedSeq - 1
+        return nil
+    }
+
+    /// The handles of the log's sealed events, as tokens (the text of token handles), by subject, seq and time:
+    /// what the subjects' handle values must index.
+    private var namedHandles: [(subject: String, seq: UInt64, recordedAt: Timestamp, tokens: [String])] = []
+
+    /// Checks the `handleValues` table without a key (docs/STORAGE.md, "Handle values"): each entry's form, each
+    /// chunk's checksum, chunks numbered from 0 and filled in order, and each subject's index holding only tokens
+    /// of its events that no erasure covers. (Not all of them: an event an earlier version of the engine wrote has
+    /// none, and is read from itself.)
+    private func checkHandleValues(_ db: Database) throws -> VerificationReport? {
+        let table = StorageTable.handleValues
+        try at(.table(table), 1)
+        var expected: [String: Set<String>] = [:]
+        var erasedSubjects: [String: Bool] = [:]
+        for named in namedHandles {
+            if erasedSubjects[named.subject] == nil { erasedSubjects[named.subject] = try KeyRing.hasErasures(txn, tables, subject: named.subject) }
+            if erasedSubjects[named.subject]!,
+               try KeyRing.erasure(txn, tables, subject: named.subject, seq: named.seq, recordedAt: named.recordedAt) != nil { continue }
+            expected[named.subject, default: []].formUnion(named.tokens)
+        }
+        var indexed: [String: Set<String>] = [:]
+        var chunks: [String: [UInt64]] = [:]
+        var entriesByChunk: [String: [UInt64: Int]] = [:]
+        let cursor = try txn.cursor(db)
+        var entry = try cursor.first()
+        var count = 0
+        while let e = entry {
+            guard let separator = e.key.firstIndex(of: 0), separator > e.key.startIndex, separator + 1 < e.key.endIndex,
+                  let subject = validUTF8(UnsafeRawBufferPointer(rebasing: e.key[..<separator])) else {
+                return damaged(1, "the \(table.rawValue) table holds a key that names no subject")
+            }
+            let rest = UnsafeRawBufferPointer(rebasing: e.key[(separator + 2)...])
+            switch e.key[separator + 1] {
+            case 1 where rest.count == 8:
+                guard e.value.count >= HandleDirectory.smallestChunk,
+                      HandleDirectory.checksum(chunkKey: e.key, box: e.value.dropLast(8)).elementsEqual(e.value.suffix(8)) else {
+                    return damaged(1, "a chunk of the \(table.rawValue) table does not match its checksum")
+                }
+                chunks[subject, default: []].append(Keys.decodeSeq(rest))
+            case 2 where rest.count == DataKeys.tokenSize && e.value.count == 8:
+                indexed[subject, default: []].insert(DataKeys.base64URL(rest))
+                entriesByChunk[subject, default: [:]][Keys.decodeSeq(e.value), default: 0] += 1
+            default:
+                return damaged(1, "the \(table.rawValue) table holds an entry of no known form")
+            }
+            guard try isFoundByLookup(db, e) else {
+                return damaged(1, "a lookup in the \(table.rawValue) table does not find an entry a scan returns (a damaged index page)")
+            }
+            count += 1
+            entry = try cursor.next()
+        }
+        for subject in Set(expected.keys).union(indexed.keys).union(chunks.keys) {
+            let tokens = indexed[subject] ?? []
+            guard tokens.isSubset(of: expected[subject] ?? []) else {
+                return damaged(1, "the \(table.rawValue) table indexes a handle that none of \(subject)'s events that no erasure covers holds")
+            }
+            let capacity = HandleDirectory.capacity
+            let chunkCount = (tokens.count + capacity - 1) / capacity
+            let filled = (0..<chunkCount).map { $0 + 1 < chunkCount ? capacity : tokens.count - capacity * (chunkCount - 1) }
+            guard chunks[subject] ?? [] == (0..<UInt64(chunkCount)).map({ $0 }),
+                  (0..<chunkCount).allSatisfy({ entriesByChunk[subject]?[UInt64($0)] == filled[$0] }),
+                  entriesByChunk[subject]?.count ?? 0 == chunkCount else {
+                return damaged(1, "the chunks of \(subject)'s handle values in the \(table.rawValue) table are not numbered and filled in order")
+            }
+        }
+        let entries = try txn.statistics(db).entries
+        guard entries == count else {
+            return damaged(1, "LMDB's record of the \(table.rawValue) table counts \(entries) rows, but it holds \(count)")
+        }
         return nil
     }
 
@@ -204,7 +281,7 @@ final class Verifier {
         }
         switch table {
         case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleSets: return seq(key)
-        case .expiries, .keys: return 0
+        case .expiries, .keys, .handleValues: return 0
         case .meta, .events, .eventIDs, .subjects, .questionsByAsked, .handleSubjects: return value.count == 8 ? seq(value) : 0
         }
     }

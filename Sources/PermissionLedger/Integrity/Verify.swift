@@ -108,13 +108,13 @@ extension Ledger {
             do {
                 _ = try environment.openDatabase(table.rawValue, create: false)
             } catch let error as LMDBError where error == .notFound {
-                // A ledger of format 1 has no keys.
-                if table != .keys { missing.append(table) }
+                // A ledger of format 1 has no keys; one made before it kept handle values has none.
+                if table != .keys && table != .handleValues { missing.append(table) }
             } catch {
                 throw LedgerError(.damaged, "LMDB cannot open the \(table.rawValue) table: \(error)", seq: 1)
             }
         }
-        guard missing.count < StorageTable.allCases.count - 1 else {
+        guard missing.count < StorageTable.allCases.count - 2 else {
             // Unless the list of tables itself is damaged.
             do {
                 _ = try environment.read { try $0.databaseNames() }

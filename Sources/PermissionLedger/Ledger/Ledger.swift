@@ -235,6 +235,18 @@ public final class Ledger: Sendable {
             // An erasure committed just before a crash: its keys are overwritten now.
             do {
                 try tables.keyRing?.completeDestruction(environment, tables)
+                // A ledger made before it kept handle values: they are filled from its log, once.
+                let filling = tables
+                if filling.madeHandleValues, !isNew, let keyRing = filling.keyRing {
+                    options.logger.notice("filling the handle values of a ledger that has none from its log", metadata: ["path": "\(path)"])
+                    try environment.write { txn in
+                        try HandleDirectory.fill(txn, filling, keyRing)
+                        // The values keys made are durable before the transaction that names them commits.
+                        try keyRing.syncNewKeys()
+                    }
+                }
+            } catch let error as LedgerError {
+                throw error
             } catch {
                 throw LedgerError.storage(error, path: path)
             }

@@ -2,15 +2,21 @@ import Foundation
 internal import LMDB
 import PermissionModel
 
-/// The values of handles that the tables hold as tokens, found in the events that named them.
+/// The values of handles that the tables hold as tokens.
 ///
-/// A handle row's source names the event that holds its value: the `question.asked` of an approving question,
-/// or the `handles.observed` of an observation. That event's record lists its handles' tokens in the order of
-/// its handles, so the value of a token is found by opening the event once. A ledger of format 1 holds values.
+/// A handle row's token stands for a value of its subject's handle values (``HandleDirectory``), unless the event
+/// its source names (the `question.asked` of an approving question, or the `handles.observed` of an observation)
+/// is erased: the row's value is then erased too, whatever later events hold. A ledger made before it kept handle
+/// values, open read-only, is read from those events instead: their records list their handles' tokens in the order
+/// of their handles. A ledger of format 1 holds values.
 struct HandleValues {
     let txn: ReadTransaction
     let tables: Tables
-    /// Each opened event's handles by their tokens.
+    /// The subject whose handle values were read last, and them (`nil`: the ledger keeps none).
+    private var directory: (subject: String, values: [String: CommunicationHandle]?)?
+    /// Whether each subject asked about has erasures: when it has none, no row of it is erased.
+    private var erasedSubjects: [String: Bool] = [:]
+    /// Each opened event's handles by their tokens, where the ledger keeps no handle values.
     private var opened: [UInt64: (handles: [String: CommunicationHandle], erased: ErasureMark?)] = [:]
 
     init(txn: ReadTransaction, tables: Tables) {
@@ -21,10 +27,24 @@ struct HandleValues {
     /// Whether the tables hold tokens in place of values (format 2).
     var holdsTokens: Bool { tables.keys != nil }
 
-    /// The handle `stored` (a token) stands for, from the event `source` names, and the erasure that made its
-    /// value unreadable, if one did (the handle's value is then empty).
-    mutating func value(of stored: CommunicationHandle, source: HandleSource) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
+    /// The handle `stored` (a token of `subject`'s) stands for, and the erasure that made the value of the row whose
+    /// source is `source` unreadable, if one did (the handle's value is then empty).
+    mutating func value(of stored: CommunicationHandle, source: HandleSource, subject: String) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
         guard holdsTokens else { return (stored, nil) }
+        if directory?.subject != subject { directory = (subject, try HandleDirectory.values(of: subject, txn, tables)) }
+        guard let values = directory?.values else { return try valueFromEvent(of: stored, source: source) }
+        if let mark = try erasure(of: source, subject: subject) {
+            return (CommunicationHandle(normalizedValue: "", kind: stored.kind), mark)
+        }
+        guard let handle = values[stored.value], handle.kind == stored.kind else {
+            // An event written to the log by an earlier version of the engine has no handle values: its own.
+            return try valueFromEvent(of: stored, source: source)
+        }
+        return (handle, nil)
+    }
+
+    /// ``value(of:source:subject:)`` read from the event `source` names.
+    private mutating func valueFromEvent(of stored: CommunicationHandle, source: HandleSource) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
         let seq = try sourceSeq(source)
         if opened[seq] == nil { opened[seq] = try handlesByToken(at: seq) }
         guard let event = opened[seq], let handle = event.handles[stored.value], handle.kind == stored.kind else {
@@ -35,14 +55,21 @@ struct HandleValues {
 
     /// Whether an erasure erased the event `source` names (of `subject`): its handles are then not matched by
     /// value (docs/spec/PRIVACY.md). Read from the erasure entries and the event's header, without a key.
-    func isErased(_ source: HandleSource, subject: String) throws -> Bool {
-        guard holdsTokens else { return false }
+    mutating func isErased(_ source: HandleSource, subject: String) throws -> Bool {
+        try erasure(of: source, subject: subject) != nil
+    }
+
+    /// The erasure that erased the event `source` names, of `subject`: looked for only when the subject has one.
+    private mutating func erasure(of source: HandleSource, subject: String) throws -> ErasureMark? {
+        guard holdsTokens else { return nil }
+        if erasedSubjects[subject] == nil { erasedSubjects[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
+        guard erasedSubjects[subject]! else { return nil }
         let seq = try sourceSeq(source)
         guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
             throw LedgerError(.damaged, "event missing from the log", seq: seq)
         }
         let recordedAt = try decodeStoredHeader(value, id: false).header.recordedAt
-        return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt) != nil
+        return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt)
     }
 
     /// The seq of the event that holds the handles of `source`.
@@ -76,6 +103,14 @@ struct HandleValues {
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        return try keyRing.tokenHasher(txn, tables, subject: subject)?.tokenHandle(handle)
+        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) { return hasher.tokenHandle(handle) }
+        // No lookup key: the subject's was destroyed by an erasure, or it never stored a handle. A subject with
+        // handle rows and no lookup key entry at all is damage, not an answer.
+        let prefix = Keys.subjectPrefix(subject)
+        if let keys = tables.keys, let first = try txn.cursor(tables.handleSets).seek(atOrAfter: prefix), first.key.starts(with: prefix),
+           try txn.latest(keys, KeyRing.entry(subject: subject, .lookup), atMost: .max) == nil {
+            throw LedgerError(.damaged, "\(subject) has handles in the tables but no lookup key in the keys table")
+        }
+        return nil
     }
 }

@@ -25,6 +25,8 @@ extension KeyRing {
     /// - Event keys of their own that an earlier erasure kept, for events before the cut, are destroyed.
     /// - A whole erasure (no `before`) destroys the lookup key: the tokens of the erased handles can no longer be
     ///   matched, and what the subject records afterwards is tokenized under a new one.
+    /// - The values key of the subject's handle values is destroyed, and the values the erasure leaves readable are
+    ///   sealed again under a new one (``rewriteHandleValues(_:_:subject:whole:erasureSeq:)``).
     ///
     /// Returns the slots marked.
     @discardableResult
@@ -61,12 +63,17 @@ extension KeyRing {
             marked.append((lookup.entry, lookup.slot))
         }
 
+        if let values = try generations(txn.reader, keys, prefix: Self.entry(subject: subject, .values), dated: false).last, !values.destroyed {
+            marked.append((values.entry, values.slot))
+        }
+
         for (entry, slot) in marked { try txn.put(keys, key: entry, value: Self.entryValue(slot: slot, destroyed: true)) }
         for (seq, key) in kept {
             let slot = try store.add(key, secrets: secrets)
             noteAdded(key, slot: slot)
             try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq), value: Self.entryValue(slot: slot, destroyed: false))
         }
+        try rewriteHandleValues(txn, tables, subject: subject, whole: before == nil, erasureSeq: erasureSeq)
         let slots = marked.map(\.slot)
         if !slots.isEmpty {
             var pending = try txn.reader.get(keys, key: Self.pendingDestruction).map { Array($0) } ?? []
@@ -75,6 +82,20 @@ extension KeyRing {
             notePendingDestruction()
         }
         return slots
+    }
+
+    /// Deletes `subject`'s handle values (``HandleDirectory``), whose key the erasure destroys; after an erasure
+    /// before a time, writes again, under a new values key from `erasureSeq`, the values that the subject's events
+    /// still readable hold. Called once the erasure's keys are marked, so that the erased events read as erased.
+    private func rewriteHandleValues(_ txn: WriteTransaction, _ tables: Tables, subject: String, whole: Bool, erasureSeq: UInt64) throws {
+        guard tables.handleValues != nil else { return }
+        try HandleDirectory.delete(subject: subject, txn, tables)
+        guard !whole else { return }
+        var kept: [HandleDirectory.Entry] = []
+        for seq in try Self.subjectSeqs(txn.reader, tables, subject: subject, from: 0, to: erasureSeq) {
+            if let found = try HandleDirectory.entries(ofEventAt: seq, txn.reader, tables) { kept += found.entries }
+        }
+        try HandleDirectory.add(kept, subject: subject, seq: erasureSeq, txn, tables, self)
     }
 
     /// The erasure that made the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`,
@@ -92,6 +113,14 @@ extension KeyRing {
             found = try cursor.next()
         }
         return nil
+    }
+
+    /// Whether `subject` has an erasure entry.
+    static func hasErasures(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> Bool {
+        guard let keys = tables.keys else { return false }
+        let prefix = entry(subject: subject, .erasure)
+        guard let found = try txn.cursor(keys).seek(atOrAfter: prefix) else { return false }
+        return found.key.count == prefix.count + 8 && found.key.starts(with: prefix)
     }
 
     /// An erasure entry's value: the index of its basis in `Erasure.Basis.allCases` (1 byte), then its cut when it

@@ -48,6 +48,9 @@ final class KeyRing: @unchecked Sendable {
         /// An erasure of the subject's, so that what reads an erased field can say which erasure erased it:
         /// `subject ‖ 0x00 ‖ 0x04 ‖ seq` (the `subject.erased` event's) → its basis (`ErasureMark`).
         case erasure = 4
+        /// The key that seals the subject's handle values (``HandleDirectory``), from `seq` on:
+        /// `subject ‖ 0x00 ‖ 0x05 ‖ seq`. Its latest generation holds at every as-of point.
+        case values = 5
     }
 
     /// A `keys` entry's value: the slot, then, once an erasure destroys the slot's key, one byte 0. The entry stays,
@@ -142,6 +145,17 @@ final class KeyRing: @unchecked Sendable {
     /// The token hash of `subject`'s handles in the event at `seq`, its lookup key made when it has none.
     func tokenHasherForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> TokenHasher {
         try tokenHasher(lookupSlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .lookup), seq: seq))!
+    }
+
+    /// The key that seals `subject`'s handle values, made (from `seq`) when it has none.
+    func valuesKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> SymmetricKey {
+        try key(slot: try slotForWriting(txn, tables, Self.entry(subject: subject, .values), seq: seq))!
+    }
+
+    /// The key of `subject`'s handle values: `nil` when the subject has none, or it is destroyed.
+    func valuesKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
+        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .values), atMost: .max) else { return nil }
+        return try key(slot: slot)
     }
 
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.

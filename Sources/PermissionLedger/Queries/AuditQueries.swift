@@ -68,7 +68,7 @@ extension LedgerView {
     public func handleRecords(_ handle: CommunicationHandle, subject: String? = nil) throws -> [HandleRecord] {
         // Each subject with the handle as its tables hold it: found through `handleSubjects` where they hold
         // values; where they hold tokens, which differ from subject to subject, by each subject's own token.
-        let values = HandleValues(txn: txn, tables: tables)
+        var values = HandleValues(txn: txn, tables: tables)
         var subjects: [(subject: String, stored: CommunicationHandle)] = []
         if values.holdsTokens {
             for s in try subject.map({ [$0] }) ?? self.subjects() {
@@ -96,6 +96,12 @@ extension LedgerView {
                 if seq > point.seq { break }
                 versions.append((seq, try HandleRow(decoding: e.value)))
                 row = try cursor.next()
+            }
+            // Where the tables hold tokens, no index tells which subjects have the handle: a subject whose handle
+            // sets hold it while its rows are missing has a damaged table, not an empty answer.
+            if versions.isEmpty, values.holdsTokens,
+               try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(s), atMost: point.seq).contains(where: { $0.handle == stored }) {
+                throw LedgerError(.damaged, "the handles table lacks the rows of a handle that the handle sets of \(s) hold")
             }
             for (i, (seq, version)) in versions.enumerated() {
                 var record = HandleRecord(

@@ -128,7 +128,7 @@ public struct LedgerView {
         var values = HandleValues(txn: txn, tables: tables)
         var known: [KnownHandle] = []
         for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
-            let (handle, erased) = try values.value(of: row.handle, source: row.source)
+            let (handle, erased) = try values.value(of: row.handle, source: row.source, subject: subject)
             known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
         // Rows are in the order of what the tables hold: tokens, when they hold tokens.
@@ -138,7 +138,7 @@ public struct LedgerView {
 
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
-        let values = HandleValues(txn: txn, tables: tables)
+        var values = HandleValues(txn: txn, tables: tables)
         guard let stored = try values.stored(handle, subject: subject),
               let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
         let row = try HandleRow(decoding: latest.value)

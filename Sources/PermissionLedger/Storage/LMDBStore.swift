@@ -115,9 +115,13 @@ final class LMDBStore: ProjectionStore {
         let handles = SealedRecord.handles(of: event)
         if !handles.isEmpty {
             recordingTokens.subject = event.subject
-            for (index, handle) in handles.enumerated() {
-                let start = index * DataKeys.tokenSize
-                recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: sealed.record.tokens[start..<(start + DataKeys.tokenSize)])
+            let tokens = sealed.record.tokenList
+            for (handle, token) in zip(handles, tokens) {
+                recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
+            }
+            if rewritesLog {
+                try HandleDirectory.add(
+                    zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }, subject: event.subject, seq: seq, txn, tables, keyRing)
             }
         }
         return (sealed.record.stored(), sealed.record.chained)

@@ -36,10 +36,13 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     /// subject NUL kind [day] → the slot of a data key in the key store (`KeyRing`). Not derived: it names keys,
     /// which the log cannot give back.
     case keys
+    /// subject NUL 0x01 chunk → a sealed chunk of the subject's handle values by token; subject NUL 0x02 token → its
+    /// chunk (`HandleDirectory`). Not derived: the log holds the values sealed under keys a rebuild does not use.
+    case handleValues
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
-    /// with a rebuild (every table but `meta`, `keys` and the log, `events`).
-    public var isDerived: Bool { self != .meta && self != .events && self != .keys }
+    /// with a rebuild (every table but `meta`, `keys`, `handleValues` and the log, `events`).
+    public var isDerived: Bool { self != .meta && self != .events && self != .keys && self != .handleValues }
 
     /// The tables that hold state derived from the log, in the order of ``allCases``.
     static let derived = allCases.filter(\.isDerived)
@@ -67,6 +70,11 @@ struct Tables: Sendable {
     let expiries: Database
     /// `nil` in a ledger of format 1, which has no keys.
     let keys: Database?
+    /// `nil` in a ledger of format 1, and in one of format 2 made before it kept handle values and open read-only:
+    /// their values are then read from the events that named them.
+    let handleValues: Database?
+    /// Whether this open made the `handleValues` table in a ledger that had none: it is then filled from the log.
+    let madeHandleValues: Bool
     /// The ledger's keys, for a ledger whose personal fields are sealed (format 2); `nil` for format 1, whose
     /// records hold them as they are, and for a ledger opened without its key (`verify`).
     var keyRing: KeyRing?
@@ -95,6 +103,13 @@ struct Tables: Sendable {
         } catch let error as LMDBError where error == .notFound && !create {
             keys = nil
         }
+        do {
+            handleValues = try environment.openDatabase(StorageTable.handleValues.rawValue, create: false)
+            madeHandleValues = false
+        } catch let error as LMDBError where error == .notFound {
+            handleValues = create ? try open(.handleValues) : nil
+            madeHandleValues = create
+        }
     }
 
     /// The database of `table`.
@@ -114,6 +129,17 @@ struct Tables: Sendable {
         case .handleSets: handleSets
         case .expiries: expiries
         case .keys: keys!
+        case .handleValues: handleValues!
+        }
+    }
+
+    /// The database of `table`, `nil` when the ledger has none (``keys`` in format 1, ``handleValues`` in a
+    /// ledger made before it kept handle values).
+    func opened(_ table: StorageTable) -> Database? {
+        switch table {
+        case .keys: keys
+        case .handleValues: handleValues
+        default: self[table]
         }
     }
 

@@ -1,0 +1,206 @@
+internal import Crypto
+import Foundation
+internal import LMDB
+import PermissionModel
+
+/// Each subject's handle values by their tokens, sealed in chunks: how a reader finds the values of a subject's
+/// handles without opening the events that named them (docs/STORAGE.md, "Handle values").
+///
+/// The tables hold handles as tokens. A query that lists a subject's handles needs their values, and opening the
+/// event that named each one costs a key derivation and a decryption per handle. The `handleValues` table keeps
+/// them instead, each value once per subject, in chunks of up to ``capacity`` entries sealed under the subject's
+/// **values key** (`KeyRing.Kind.values`): a subject with few handles is one decryption.
+///
+/// Entries, after the subject's key prefix (`subject ‖ 0x00`):
+/// - `0x01 ‖ chunk` (8 bytes, big-endian) → ChaChaPoly's combined form (nonce, ciphertext, tag) of the chunk,
+///   authenticated with the entry's key, then the first 8 bytes of SHA-256 over the entry's key and that box, so
+///   that `verify`, which holds no key, finds a damaged chunk. The chunk: a varint count, then per handle its
+///   16-byte token, its kind code and its value (varint length, UTF-8).
+/// - `0x02 ‖ token` → the chunk (8 bytes) that holds the token's value: what an append checks before it adds one.
+///
+/// Chunks are numbered from 0 and filled in order: every chunk but the last holds ``capacity`` handles, and the
+/// subject's index entries are tokens of its events that no erasure covers. `verify` checks both.
+///
+/// An erasure destroys the values key. A whole erasure deletes the entries; an erasure before a time writes them
+/// again, under a new values key, with the values that the subject's events left readable still hold.
+enum HandleDirectory {
+    /// The most handles a chunk holds: a subject's first 64 handles are one chunk.
+    static let capacity = 64
+
+    static func chunkKey(_ prefix: [UInt8], _ number: UInt64) -> [UInt8] {
+        var key = prefix
+        key.append(1)
+        key.appendSeq(number)
+        return key
+    }
+
+    static func indexKey(_ prefix: [UInt8], token: some Collection<UInt8>) -> [UInt8] {
+        var key = prefix
+        key.append(2)
+        key += token
+        return key
+    }
+
+    /// One handle's entry: its token and the handle.
+    struct Entry {
+        var token: [UInt8]
+        var handle: CommunicationHandle
+    }
+
+    static func encode(_ entries: [Entry]) -> [UInt8] {
+        var w = RecordWriter(capacity: 48 * entries.count + 2)
+        w.unsigned(UInt64(entries.count))
+        for entry in entries {
+            w.bytes += entry.token
+            w.handle(entry.handle)
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [Entry] {
+        var r = RecordReader(bytes)
+        let count = try r.count()
+        guard count <= capacity else { throw .init(reason: "a handle values chunk of \(count) entries") }
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let token = Array(try r.raw(DataKeys.tokenSize))
+            entries.append(Entry(token: token, handle: try r.handle()))
+        }
+        guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected bytes after a handle values chunk") }
+        return entries
+    }
+
+    static func seal(_ entries: [Entry], chunkKey: [UInt8], key: SymmetricKey, secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
+        let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "handle values \(hexString(chunkKey)) at \(seq)"))
+        let box = Array(try ChaChaPoly.seal(encode(entries), using: key, nonce: nonce, authenticating: chunkKey).combined)
+        return box + checksum(chunkKey: chunkKey, box: box[...])
+    }
+
+    /// The first 8 bytes of SHA-256 over a chunk's entry key and its sealed box.
+    static func checksum(chunkKey: some Collection<UInt8>, box: some Collection<UInt8>) -> [UInt8] {
+        var hash = SHA256()
+        hash.update(data: Array(chunkKey))
+        hash.update(data: Array(box))
+        return Array(hash.finalize().prefix(8))
+    }
+
+    /// The smallest stored chunk: nonce, tag and checksum around an empty chunk's one byte.
+    static let smallestChunk = 12 + 1 + 16 + 8
+
+    static func open(_ stored: UnsafeRawBufferPointer, chunkKey: [UInt8], key: SymmetricKey) throws -> [Entry] {
+        let plaintext: Data
+        do {
+            guard stored.count >= smallestChunk else { throw LedgerError(.damaged, "a chunk of handle values is too short") }
+            let box = UnsafeRawBufferPointer(rebasing: stored[..<(stored.count - 8)])
+            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: chunkKey)
+        } catch {
+            throw LedgerError(.damaged, "a chunk of handle values does not open with its key")
+        }
+        return try plaintext.withUnsafeBytes { bytes in try decode(bytes) }
+    }
+
+    // MARK: Writing
+
+    /// Adds the values of `entries` that `subject`'s directory does not hold yet, in `txn`, for the event at `seq`:
+    /// into its last chunk while it has room, then into new ones; each chunk changed is sealed once.
+    static func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
+        guard let db = tables.handleValues, !entries.isEmpty else { return }
+        let prefix = Keys.subjectPrefix(subject)
+        var fresh: [Entry] = []
+        var seen: Set<[UInt8]> = []
+        for entry in entries where seen.insert(entry.token).inserted {
+            if try txn.reader.get(db, key: indexKey(prefix, token: entry.token)) == nil { fresh.append(entry) }
+        }
+        guard !fresh.isEmpty else { return }
+        let key = try keyRing.valuesKeyForWriting(txn, tables, subject: subject, seq: seq)
+
+        // The last chunk, when it has room.
+        var number: UInt64 = 0
+        var chunk: [Entry] = []
+        let cursor = try txn.cursor(db)
+        let chunks = prefix + [1]
+        // Chunk keys sort just before the subject's index keys: the entry before the first of them is its last chunk.
+        let found = try cursor.seek(atOrAfter: prefix + [2]) != nil ? try cursor.previous() : try cursor.last()
+        if let last = found, last.key.count == chunks.count + 8, last.key.starts(with: chunks) {
+            number = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: last.key[chunks.count...]))
+            let held = try open(last.value, chunkKey: chunkKey(prefix, number), key: key)
+            if held.count < capacity { chunk = held } else { number += 1 }
+        }
+        for entry in fresh {
+            if chunk.count == capacity {
+                try txn.put(db, key: chunkKey(prefix, number), value: seal(chunk, chunkKey: chunkKey(prefix, number), key: key, secrets: keyRing.secrets, seq: seq))
+                number += 1
+                chunk = []
+            }
+            chunk.append(entry)
+            try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(number))
+        }
+        try txn.put(db, key: chunkKey(prefix, number), value: seal(chunk, chunkKey: chunkKey(prefix, number), key: key, secrets: keyRing.secrets, seq: seq))
+    }
+
+    /// Deletes every entry of `subject`'s directory, in `txn`.
+    static func delete(subject: String, _ txn: WriteTransaction, _ tables: Tables) throws {
+        guard let db = tables.handleValues else { return }
+        let prefix = Keys.subjectPrefix(subject)
+        let cursor = try txn.cursor(db)
+        var keys: [[UInt8]] = []
+        var entry = try cursor.seek(atOrAfter: prefix)
+        while let e = entry, e.key.starts(with: prefix) {
+            keys.append(Array(e.key))
+            entry = try cursor.next()
+        }
+        for key in keys { _ = try txn.delete(db, key: key) }
+    }
+
+    /// The subject and the entries of the handles of the stored event at `seq`, read with its key: `nil` when it
+    /// names no handle, or its fields are erased.
+    static func entries(ofEventAt seq: UInt64, _ txn: ReadTransaction, _ tables: Tables) throws -> (subject: String, entries: [Entry])? {
+        guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        }
+        let record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
+        guard !record.tokens.isEmpty else { return nil }
+        let event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables)
+        guard event.erased == nil else { return nil }
+        return (event.subject, zip(record.tokenList, SealedRecord.handles(of: event)).map { Entry(token: $0, handle: $1) })
+    }
+
+    /// Fills the directory of a ledger whose table was just made, from its events: each handle's value as the
+    /// first readable event that names it holds it.
+    static func fill(_ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
+        let cursor = try txn.cursor(tables.events)
+        var seqs: [UInt64] = []
+        var entry = try cursor.first()
+        while let e = entry {
+            seqs.append(Keys.decodeSeq(e.key))
+            entry = try cursor.next()
+        }
+        for seq in seqs {
+            guard let (subject, entries) = try entries(ofEventAt: seq, txn.reader, tables) else { continue }
+            try add(entries, subject: subject, seq: seq, txn, tables, keyRing)
+        }
+    }
+
+    // MARK: Reading
+
+    /// `subject`'s handle values by the text of their token handles (``DataKeys/tokenHandle(kind:token:)``), read
+    /// in `txn`: `nil` when the ledger keeps no directory (it was made before it had one, and is open read-only);
+    /// empty when the subject has none, or its values key is destroyed.
+    static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> [String: CommunicationHandle]? {
+        guard let db = tables.handleValues else { return nil }
+        guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+        guard let key = try keyRing.valuesKey(txn, tables, subject: subject) else { return [:] }
+        let chunks = Keys.subjectPrefix(subject) + [1]
+        var values: [String: CommunicationHandle] = [:]
+        let cursor = try txn.cursor(db)
+        var entry = try cursor.seek(atOrAfter: chunks)
+        while let e = entry, e.key.count == chunks.count + 8, e.key.starts(with: chunks) {
+            for held in try open(e.value, chunkKey: Array(e.key), key: key) {
+                values[DataKeys.base64URL(held.token)] = held.handle
+            }
+            entry = try cursor.next()
+        }
+        return values
+    }
+}
