@@ -419,6 +419,8 @@ public final class Ledger: Sendable {
                     request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
                     clock: options.clock, progress: progress)
                 if dryRun { throw DryRun(summary: summary) }
+                // The data keys this transaction made are durable before it commits the records they seal.
+                try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
                 return summary
             }
             try tables.keyRing?.completeDestruction(environment, tables)

@@ -130,7 +130,7 @@ extension Ledger {
                     },
                     rejected: onRejection)
                 // The data keys this transaction made are durable before it commits the records they seal.
-                try tables.keyRing?.syncNewKeys()
+                try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
                 return summary
             }
             try tables.keyRing?.completeDestruction(environment, tables)

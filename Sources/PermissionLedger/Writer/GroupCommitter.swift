@@ -189,6 +189,19 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
+    /// Makes the data keys of the transaction being written durable before it commits. A failed flush of the key
+    /// store is recorded in `watch` as a failed flush of the data file is: a key that a commit already names may be
+    /// what the disk dropped, so every later append fails until the ledger is opened again.
+    static func syncNewKeys(_ tables: Tables, watch: LogWatch, path: String) throws(LedgerError) {
+        do {
+            try tables.keyRing?.syncNewKeys()
+        } catch {
+            let failure = LedgerError(.storage, "\(path): flushing the commit to disk failed (\(error.message)); the events may not be durable")
+            watch.failed(failure)
+            throw failure
+        }
+    }
+
     /// Commits a group in one write transaction; returns each request's result and the head afterwards
     /// (`nil` when nothing was committed).
     static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
@@ -223,7 +236,7 @@ final class GroupCommitter: @unchecked Sendable {
                     }
                 }
                 // The data keys this transaction made are durable before it commits the records they seal.
-                try context.tables.keyRing?.syncNewKeys()
+                try syncNewKeys(context.tables, watch: context.watch, path: context.path)
                 return head
             }
             // The keys an erasure of this transaction marked destroyed are overwritten before its append returns.
