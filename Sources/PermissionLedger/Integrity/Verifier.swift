@@ -167,11 +167,8 @@ final class Verifier {
         let table = StorageTable.handleValues
         try at(.table(table), 1)
         var expected: [String: Set<String>] = [:]
-        var erasedSubjects: [String: Bool] = [:]
-        for named in namedHandles {
-            if erasedSubjects[named.subject] == nil { erasedSubjects[named.subject] = try KeyRing.hasErasures(txn, tables, subject: named.subject) }
-            if erasedSubjects[named.subject]!,
-               try KeyRing.erasure(txn, tables, subject: named.subject, seq: named.seq, recordedAt: named.recordedAt) != nil { continue }
+        var erasures = KeyRing.ErasureLookup()
+        for named in namedHandles where try erasures.erasure(txn, tables, subject: named.subject, seq: named.seq, recordedAt: { named.recordedAt }) == nil {
             expected[named.subject, default: []].formUnion(named.tokens)
         }
         var indexed: [String: Set<String>] = [:]

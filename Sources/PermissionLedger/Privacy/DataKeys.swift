@@ -58,14 +58,6 @@ package enum DataKeys {
         TokenHasher(tokenKey: tokenKey).token(handle)
     }
 
-    /// `handle` with its value replaced by its token in base64url without padding (22 characters, none of them
-    /// NUL, which keys use as a separator): how the tables of a ledger whose personal
-    /// fields are sealed hold a handle. The rules compare handles by value, and tokens are equal exactly when
-    /// values are (under one token key), so they run alike on either.
-    static func tokenHandle(_ handle: CommunicationHandle, tokenKey: SymmetricKey) -> CommunicationHandle {
-        TokenHasher(tokenKey: tokenKey).tokenHandle(handle)
-    }
-
     /// A handle whose token is known and whose value is not (an erased event's): its token handle marked by a
     /// leading NUL, which no handle's value holds, so that the tables take it as it is instead of tokenizing it
     /// (``givenToken(_:)``). The rules compare marked handles as they compare values.
@@ -130,7 +122,10 @@ struct TokenHasher: @unchecked Sendable {
         return Array(hmac.finalize().prefix(DataKeys.tokenSize))
     }
 
-    /// `handle` as the tables hold it: its token handle (``DataKeys/tokenHandle(kind:token:)``).
+    /// `handle` with its value replaced by its token in base64url without padding (22 characters, none of them
+    /// NUL, which keys use as a separator): how the tables of a ledger whose personal fields are sealed hold a
+    /// handle. The rules compare handles by value, and tokens are equal exactly when values are (under one token
+    /// key), so they run alike on either.
     func tokenHandle(_ handle: CommunicationHandle) -> CommunicationHandle {
         DataKeys.tokenHandle(kind: handle.kind, token: token(handle))
     }

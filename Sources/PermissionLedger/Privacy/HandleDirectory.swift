@@ -89,10 +89,10 @@ enum HandleDirectory {
     static let smallestChunk = 12 + 1 + 16 + 8
 
     static func open(_ stored: UnsafeRawBufferPointer, chunkKey: [UInt8], key: SymmetricKey) throws -> [Entry] {
+        guard stored.count >= smallestChunk else { throw LedgerError(.damaged, "a chunk of handle values is too short") }
+        let box = UnsafeRawBufferPointer(rebasing: stored[..<(stored.count - 8)])
         let plaintext: Data
         do {
-            guard stored.count >= smallestChunk else { throw LedgerError(.damaged, "a chunk of handle values is too short") }
-            let box = UnsafeRawBufferPointer(rebasing: stored[..<(stored.count - 8)])
             plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: chunkKey)
         } catch {
             throw LedgerError(.damaged, "a chunk of handle values does not open with its key")
@@ -127,16 +127,20 @@ enum HandleDirectory {
             let held = try open(last.value, chunkKey: chunkKey(prefix, number), key: key)
             if held.count < capacity { chunk = held } else { number += 1 }
         }
+        func put(_ chunk: [Entry], _ number: UInt64) throws {
+            let entryKey = chunkKey(prefix, number)
+            try txn.put(db, key: entryKey, value: seal(chunk, chunkKey: entryKey, key: key, secrets: keyRing.secrets, seq: seq))
+        }
         for entry in fresh {
             if chunk.count == capacity {
-                try txn.put(db, key: chunkKey(prefix, number), value: seal(chunk, chunkKey: chunkKey(prefix, number), key: key, secrets: keyRing.secrets, seq: seq))
+                try put(chunk, number)
                 number += 1
                 chunk = []
             }
             chunk.append(entry)
             try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(number))
         }
-        try txn.put(db, key: chunkKey(prefix, number), value: seal(chunk, chunkKey: chunkKey(prefix, number), key: key, secrets: keyRing.secrets, seq: seq))
+        try put(chunk, number)
     }
 
     /// Deletes every entry of `subject`'s directory, in `txn`.

@@ -14,8 +14,8 @@ struct HandleValues {
     let tables: Tables
     /// The subject whose handle values were read last, and them (`nil`: the ledger keeps none).
     private var directory: (subject: String, values: [String: CommunicationHandle]?)?
-    /// Whether each subject asked about has erasures: when it has none, no row of it is erased.
-    private var erasedSubjects: [String: Bool] = [:]
+    /// The erasures of the subjects asked about: when a subject has none, no row of it is erased.
+    private var erasures = KeyRing.ErasureLookup()
     /// Each opened event's handles by their tokens, where the ledger keeps no handle values.
     private var opened: [UInt64: (handles: [String: CommunicationHandle], erased: ErasureMark?)] = [:]
 
@@ -62,14 +62,13 @@ struct HandleValues {
     /// The erasure that erased the event `source` names, of `subject`: looked for only when the subject has one.
     private mutating func erasure(of source: HandleSource, subject: String) throws -> ErasureMark? {
         guard holdsTokens else { return nil }
-        if erasedSubjects[subject] == nil { erasedSubjects[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
-        guard erasedSubjects[subject]! else { return nil }
         let seq = try sourceSeq(source)
-        guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
-            throw LedgerError(.damaged, "event missing from the log", seq: seq)
+        return try erasures.erasure(txn, tables, subject: subject, seq: seq) {
+            guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
+                throw LedgerError(.damaged, "event missing from the log", seq: seq)
+            }
+            return try decodeStoredHeader(value, id: false).header.recordedAt
         }
-        let recordedAt = try decodeStoredHeader(value, id: false).header.recordedAt
-        return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt)
     }
 
     /// The seq of the event that holds the handles of `source`.

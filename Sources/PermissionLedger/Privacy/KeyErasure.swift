@@ -115,6 +115,22 @@ extension KeyRing {
         return nil
     }
 
+    /// The erasure that covers an event (``erasure(_:_:subject:seq:recordedAt:)``), looked for only when its
+    /// subject has one: whether each subject asked about has an erasure is read once.
+    struct ErasureLookup {
+        private var hasErasures: [String: Bool] = [:]
+
+        /// The erasure that covers `subject`'s event at `seq`, whose `recordedAt` is read only when the subject
+        /// has an erasure.
+        mutating func erasure(
+            _ txn: ReadTransaction, _ tables: Tables, subject: String, seq: UInt64, recordedAt: () throws -> Timestamp
+        ) throws -> ErasureMark? {
+            if hasErasures[subject] == nil { hasErasures[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
+            guard hasErasures[subject]! else { return nil }
+            return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: try recordedAt())
+        }
+    }
+
     /// Whether `subject` has an erasure entry.
     static func hasErasures(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> Bool {
         guard let keys = tables.keys else { return false }

@@ -75,7 +75,7 @@ final class LMDBStore: ProjectionStore {
     private var recordingTokens: (subject: String, tokens: [CommunicationHandle: CommunicationHandle]) = ("", [:])
 
     /// `handle` as the tables hold it: in a ledger whose personal fields are sealed, appended events' handles
-    /// are replaced by their tokens (``DataKeys/tokenHandle(_:tokenKey:)``); a rebuild reads the tokens from the
+    /// are replaced by their tokens (``TokenHasher/tokenHandle(_:)``); a rebuild reads the tokens from the
     /// records, and a ledger of format 1 keeps handles as they are.
     private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
         if let token = DataKeys.givenToken(handle) { return token }
