@@ -151,22 +151,13 @@ struct Sandbox {
         launcher: [String] = [], killAfter timeout: TimeInterval? = nil, program: URL? = nil
     ) throws -> ToolRun {
         let executable: URL = try #require(program ?? Tool.executable, "permission-ledger was not built: run swift build --build-tests")
-        let process = Process()
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = launcher.dropFirst() + [executable.path] + arguments
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = directory ?? workingDirectory
+        let command = launcher.isEmpty ? [executable.path] + arguments : launcher + [executable.path] + arguments
         var variables = ProcessInfo.processInfo.environment
         variables["PERMISSION_LEDGER"] = nil
         variables["TMPDIR"] = temporaryDirectory.path
         // New ledgers' keys and salts from a fixed seed (tests only): the same input gives the same ledger.
         variables[Sandbox.seedVariable] = Sandbox.seed
         variables.merge(environment) { _, new in new }
-        process.environment = variables
 
         // Files rather than pipes: a large export cannot fill a pipe and block the tool.
         let name = UUID().uuidString
@@ -176,31 +167,28 @@ struct Sandbox {
         try Data().write(to: errURL)
         let outHandle = try FileHandle(forWritingTo: outURL)
         let errHandle = try FileHandle(forWritingTo: errURL)
-        let inHandle = try stdin.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
+        let inHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: stdin ?? "/dev/null"))
         defer {
             try? outHandle.close()
             try? errHandle.close()
-            if stdin != nil { try? inHandle.close() }
+            try? inHandle.close()
         }
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        process.standardInput = inHandle
-        try spawn(process)
+        let child = try ChildProcess.start(
+            command[0], Array(command.dropFirst()), environment: variables, directory: (directory ?? workingDirectory).path,
+            stdin: inHandle.fileDescriptor, stdout: outHandle.fileDescriptor, stderr: errHandle.fileDescriptor)
         let finished = Flag()
         let killed = Flag()
         if let timeout {
-            let pid = process.processIdentifier
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
                 guard !finished.isSet else { return }
                 killed.set()
-                kill(pid, SIGKILL)
+                kill(child.pid, SIGKILL)
             }
         }
-        process.waitUntilExit()
+        let (status, signal) = child.wait()
         finished.set()
         return ToolRun(
-            arguments: arguments, status: process.terminationStatus,
-            crashed: process.terminationReason == .uncaughtSignal && !killed.isSet,
+            arguments: arguments, status: status, crashed: signal != nil && !killed.isSet,
             stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL), timedOut: killed.isSet)
     }
 
@@ -403,8 +391,9 @@ extension Sandbox {
     }
 }
 
-/// Starts `process`, one start at a time in this test process: Foundation's `Process.run()` has crashed
-/// (a fault copying memory inside it) when many threads started processes at once.
+/// Starts `process`, one start at a time in this test process, for the few tests that need Foundation's
+/// `Process` (pipes, a shell loop): its `run()` can crash the test process (see ``ChildProcess``, which the
+/// tool's own runs use).
 func spawn(_ process: Process) throws {
     spawnLock.lock()
     defer { spawnLock.unlock() }

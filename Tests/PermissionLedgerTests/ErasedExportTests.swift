@@ -5,7 +5,7 @@ import Testing
 
 /// docs/spec/PRIVACY.md, "Erasure and determinism": an erased event exports in a form from which an import into an
 /// empty ledger restores the same log, and an erasure changes nothing of another subject.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ErasedExportTests {
     /// The export's lines.
     static func lines(_ ledger: Ledger) throws -> [String] {

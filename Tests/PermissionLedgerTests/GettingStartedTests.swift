@@ -11,7 +11,7 @@ import Testing
 // comments (`// true`, `// .pending`, ...) and the claims of its prose are #expects. Change the article
 // and this file together.
 
-@Suite(.timeLimit(.minutes(5))) struct GettingStartedTests {
+@Suite(.timeLimit(.minutes(10))) struct GettingStartedTests {
     /// What the article's `handle(_:)` stands for: the app's own code, given each response.
     final class Inbox: @unchecked Sendable {
         private let lock = NSLock()

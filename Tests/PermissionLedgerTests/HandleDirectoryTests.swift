@@ -5,7 +5,7 @@ import PermissionModel
 import Testing
 
 /// docs/STORAGE.md, "Handle values": each subject's handle values, sealed in chunks, from which queries read them.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct HandleDirectoryTests {
     static func phone(_ n: Int) -> (String, String) { ("+1555\(String(format: "%07d", n))", "phoneNumber") }
 

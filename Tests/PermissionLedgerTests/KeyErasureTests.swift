@@ -6,7 +6,7 @@ import Testing
 
 /// docs/STORAGE.md, "Erasure": a `subject.erased` event destroys the keys of what it erases, in the key store,
 /// and nothing else.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct KeyErasureTests {
     /// Every data key the ledger's key store holds now, by slot.
     static func dataKeys(_ ledger: Ledger) throws -> [UInt64: [UInt8]] {

@@ -5,7 +5,7 @@ import PermissionModel
 import Testing
 
 /// docs/spec/PRIVACY.md, "At rest": no personal field is stored as it is, anywhere in the ledger's directory.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct PersonalDataAtRestTests {
     /// Every personal value of the fixture's events that a byte search can tell from chance: values under 5
     /// bytes (a one-letter custom handle, a short title) occur by chance in random bytes, and are left out.
