@@ -9,15 +9,27 @@ import Testing
 @Suite struct DataKeysTests {
     let secrets = SecretSource.seeded("data-keys-tests")
 
-    @Test func anEventKeyFromTheKeptExtractStepIsHKDFOfTheDayKey() {
-        let dayKey = secrets.key(for: "day")
-        let base = DataKeys.eventKeyBase(dayKey: dayKey)
-        for seq: UInt64 in [1, 2, 255, 256, 1 << 40, .max] {
-            var info = Array("PermissionLedger event key 1".utf8)
-            withUnsafeBytes(of: seq.bigEndian) { info += $0 }
-            let expected = HKDF<SHA256>.deriveKey(inputKeyMaterial: dayKey, info: info, outputByteCount: 32)
-            #expect(DataKeys.eventKey(base: base, seq: seq) == expected)
-            #expect(DataKeys.eventKey(dayKey: dayKey, seq: seq) == expected)
+    @Test func anEventKeyFromTheKeptBaseIsHKDFOfTheDayKey() {
+        for name in ["day", "another day"] {
+            let dayKey = secrets.key(for: name)
+            let base = DataKeys.eventKeyBase(dayKey: dayKey)
+            for seq: UInt64 in [1, 2, 255, 256, 1 << 40, .max] {
+                var info = Array("PermissionLedger event key 1".utf8)
+                withUnsafeBytes(of: seq.bigEndian) { info += $0 }
+                let expected = HKDF<SHA256>.deriveKey(inputKeyMaterial: dayKey, info: info, outputByteCount: 32)
+                // Twice: each key starts from a copy of the keyed state, which the first must not change.
+                #expect(base.eventKey(seq: seq) == expected)
+                #expect(base.eventKey(seq: seq) == expected)
+                #expect(DataKeys.eventKey(dayKey: dayKey, seq: seq) == expected)
+            }
+        }
+    }
+
+    @Test func theTokenKeyIsHKDFOfTheLookupKey() {
+        for name in ["lookup", "another lookup"] {
+            let lookupKey = secrets.key(for: name)
+            let expected = HKDF<SHA256>.deriveKey(inputKeyMaterial: lookupKey, info: Array("PermissionLedger handle token 1".utf8), outputByteCount: 32)
+            #expect(DataKeys.tokenKey(lookupKey: lookupKey) == expected)
         }
     }
 

@@ -29,25 +29,28 @@ package enum DataKeys {
     /// The key that seals the personal fields of the event at `seq`, from its day key: HKDF-SHA256 with an empty
     /// salt, the day key as input key material and the event's seq in the info.
     static func eventKey(dayKey: SymmetricKey, seq: UInt64) -> SymmetricKey {
-        eventKey(base: eventKeyBase(dayKey: dayKey), seq: seq)
+        eventKeyBase(dayKey: dayKey).eventKey(seq: seq)
     }
 
-    /// HKDF's extract step of ``eventKey(dayKey:seq:)``, which depends on the day key alone: done once per day key
-    /// and kept, so that each event's key is one expand step.
-    static func eventKeyBase(dayKey: SymmetricKey) -> HashedAuthenticationCode<SHA256> {
-        HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]())
+    /// What ``eventKey(dayKey:seq:)`` needs of the day key alone, made once per day key and kept: HKDF's extract
+    /// step, and HMAC keyed by its pseudorandom key for the expand step.
+    static func eventKeyBase(dayKey: SymmetricKey) -> EventKeyBase {
+        EventKeyBase(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]()))
     }
 
-    /// HKDF's expand step of ``eventKey(dayKey:seq:)``, from the extract step's pseudorandom key.
-    static func eventKey(base: HashedAuthenticationCode<SHA256>, seq: UInt64) -> SymmetricKey {
+    /// The info of the expand step of ``eventKey(dayKey:seq:)``.
+    static func eventKeyInfo(seq: UInt64) -> [UInt8] {
         var info = Array("PermissionLedger event key 1".utf8)
         info.appendSeq(seq)
-        return HKDF<SHA256>.expand(pseudoRandomKey: base, info: info, outputByteCount: 32)
+        return info
     }
 
     /// The HMAC key of handle tokens, from a subject's lookup key.
+    /// HKDF-SHA256 with an empty salt (``EventKeyBase``'s expand step, which gives the same bytes as swift-crypto's
+    /// `HKDF.deriveKey`, for less).
     static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: lookupKey, info: Array("PermissionLedger handle token 1".utf8), outputByteCount: 32)
+        EventKeyBase(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: lookupKey, salt: [UInt8]()))
+            .expand(info: Array("PermissionLedger handle token 1".utf8))
     }
 
     /// The length of a handle token.
@@ -103,6 +106,30 @@ package enum DataKeys {
             }
             return written
         }
+    }
+}
+
+/// HKDF-SHA256's expand step from one pseudorandom key (a day key's extract step), for one block of output:
+/// T(1) = HMAC-SHA256(PRK, info ‖ 0x01), as RFC 5869 defines it, computed from a copy of HMAC's state keyed by
+/// the PRK, which is set up once. swift-crypto's `HKDF.expand` keys a new HMAC for each call, which costs more than
+/// the rest of the derivation; the bytes are the same (DataKeysTests checks them against it).
+struct EventKeyBase: @unchecked Sendable {
+    private let keyed: HMAC<SHA256>
+
+    init(pseudoRandomKey: HashedAuthenticationCode<SHA256>) {
+        keyed = HMAC<SHA256>(key: SymmetricKey(data: pseudoRandomKey))
+    }
+
+    /// The key of the event at `seq`.
+    func eventKey(seq: UInt64) -> SymmetricKey { expand(info: DataKeys.eventKeyInfo(seq: seq)) }
+
+    /// HKDF-Expand of the pseudorandom key with `info`, 32 bytes.
+    func expand(info: [UInt8]) -> SymmetricKey {
+        var hmac = keyed
+        var message = info
+        message.append(1)
+        hmac.update(data: message)
+        return SymmetricKey(data: hmac.finalize())
     }
 }
 

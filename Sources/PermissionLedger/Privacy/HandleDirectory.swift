@@ -105,42 +105,88 @@ enum HandleDirectory {
     /// Adds the values of `entries` that `subject`'s directory does not hold yet, in `txn`, for the event at `seq`:
     /// into its last chunk while it has room, then into new ones; each chunk changed is sealed once.
     static func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
-        guard let db = tables.handleValues, !entries.isEmpty else { return }
-        let prefix = Keys.subjectPrefix(subject)
-        var fresh: [Entry] = []
-        var seen: Set<[UInt8]> = []
-        for entry in entries where seen.insert(entry.token).inserted {
-            if try txn.reader.get(db, key: indexKey(prefix, token: entry.token)) == nil { fresh.append(entry) }
-        }
-        guard !fresh.isEmpty else { return }
-        let key = try keyRing.valuesKeyForWriting(txn, tables, subject: subject, seq: seq)
+        var pending = PendingChunks()
+        try pending.add(entries, subject: subject, seq: seq, txn, tables, keyRing)
+        try pending.write(txn, tables, keyRing)
+    }
 
-        // The last chunk, when it has room.
-        var number: UInt64 = 0
-        var chunk: [Entry] = []
-        let cursor = try txn.cursor(db)
-        let chunks = prefix + [1]
-        // Chunk keys sort just before the subject's index keys: the entry before the first of them is its last chunk.
-        let found = try cursor.seek(atOrAfter: prefix + [2]) != nil ? try cursor.previous() : try cursor.last()
-        if let last = found, last.key.count == chunks.count + 8, last.key.starts(with: chunks) {
-            number = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: last.key[chunks.count...]))
-            let held = try open(last.value, chunkKey: chunkKey(prefix, number), key: key)
-            if held.count < capacity { chunk = held } else { number += 1 }
+    /// The last chunk of each subject whose directory an append changed, held open until the append ends
+    /// (``write(_:_:_:)``), so that a subject's new handles over many events of one transaction cost one opening
+    /// and one sealing of its last chunk, not one per event. Index entries are written at once; a full chunk is
+    /// written when the next one starts.
+    struct PendingChunks {
+        private struct Chunk {
+            var key: SymmetricKey
+            var number: UInt64
+            var entries: [Entry]
+            /// The seq of the event that changed the chunk last (a seeded source's nonce context).
+            var seq: UInt64
         }
-        func put(_ chunk: [Entry], _ number: UInt64) throws {
-            let entryKey = chunkKey(prefix, number)
-            try txn.put(db, key: entryKey, value: seal(chunk, chunkKey: entryKey, key: key, secrets: keyRing.secrets, seq: seq))
-        }
-        for entry in fresh {
-            if chunk.count == capacity {
-                try put(chunk, number)
-                number += 1
-                chunk = []
+        private var chunks: [ByteKey: Chunk] = [:]
+        /// The most subjects whose chunks are held before all are written.
+        static let limit = 4096
+
+        var isEmpty: Bool { chunks.isEmpty }
+
+        /// ``HandleDirectory/add(_:subject:seq:_:_:_:)``, the subject's last chunk held open.
+        mutating func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
+            guard let db = tables.handleValues, !entries.isEmpty else { return }
+            let prefix = Keys.subjectPrefix(subject)
+            var fresh: [Entry] = []
+            for entry in entries where !fresh.contains(where: { $0.token == entry.token }) {
+                if try txn.reader.get(db, key: indexKey(prefix, token: entry.token)) == nil { fresh.append(entry) }
             }
-            chunk.append(entry)
-            try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(number))
+            guard !fresh.isEmpty else { return }
+            let subjectKey = ByteKey(prefix)
+            var chunk: Chunk
+            if let held = chunks[subjectKey] {
+                chunk = held
+            } else {
+                if chunks.count >= Self.limit { try write(txn, tables, keyRing) }
+                chunk = try Self.lastChunk(prefix: prefix, subject: subject, seq: seq, db, txn, tables, keyRing)
+            }
+            chunk.seq = seq
+            for entry in fresh {
+                if chunk.entries.count == capacity {
+                    try Self.put(chunk, prefix: prefix, db, txn, keyRing)
+                    chunk.number += 1
+                    chunk.entries = []
+                }
+                chunk.entries.append(entry)
+                try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(chunk.number))
+            }
+            chunks[subjectKey] = chunk
         }
-        try put(chunk, number)
+
+        /// Writes the chunks held, sealed: before the transaction commits, and before anything reads the directory.
+        mutating func write(_ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
+            guard let db = tables.handleValues else { return }
+            for (prefix, chunk) in chunks { try Self.put(chunk, prefix: prefix.bytes, db, txn, keyRing) }
+            chunks.removeAll(keepingCapacity: true)
+        }
+
+        /// The subject's last chunk as the transaction holds it, when it has room; a new one after it otherwise.
+        private static func lastChunk(
+            prefix: [UInt8], subject: String, seq: UInt64, _ db: Database, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing
+        ) throws -> Chunk {
+            let key = try keyRing.valuesKeyForWriting(txn, tables, subject: subject, seq: seq)
+            let cursor = try txn.cursor(db)
+            let chunks = prefix + [1]
+            // Chunk keys sort just before the subject's index keys: the entry before the first of them is its last chunk.
+            let found = try cursor.seek(atOrAfter: prefix + [2]) != nil ? try cursor.previous() : try cursor.last()
+            guard let last = found, last.key.count == chunks.count + 8, last.key.starts(with: chunks) else {
+                return Chunk(key: key, number: 0, entries: [], seq: seq)
+            }
+            let number = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: last.key[chunks.count...]))
+            let held = try open(last.value, chunkKey: chunkKey(prefix, number), key: key)
+            return held.count < capacity
+                ? Chunk(key: key, number: number, entries: held, seq: seq) : Chunk(key: key, number: number + 1, entries: [], seq: seq)
+        }
+
+        private static func put(_ chunk: Chunk, prefix: [UInt8], _ db: Database, _ txn: WriteTransaction, _ keyRing: KeyRing) throws {
+            let entryKey = chunkKey(prefix, chunk.number)
+            try txn.put(db, key: entryKey, value: seal(chunk.entries, chunkKey: entryKey, key: chunk.key, secrets: keyRing.secrets, seq: chunk.seq))
+        }
     }
 
     /// Deletes every entry of `subject`'s directory, in `txn`.
@@ -194,17 +240,28 @@ enum HandleDirectory {
     static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> [String: CommunicationHandle]? {
         guard let db = tables.handleValues else { return nil }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        guard let key = try keyRing.valuesKey(txn, tables, subject: subject) else { return [:] }
+        guard let slot = try KeyRing.slot(txn, tables, KeyRing.entry(subject: subject, .values), atMost: .max),
+              let key = try keyRing.key(slot: slot) else { return [:] }
         let chunks = Keys.subjectPrefix(subject) + [1]
-        var values: [String: CommunicationHandle] = [:]
+        var keys: [UnsafeRawBufferPointer] = []
+        var stored: [UnsafeRawBufferPointer] = []
         let cursor = try txn.cursor(db)
         var entry = try cursor.seek(atOrAfter: chunks)
         while let e = entry, e.key.count == chunks.count + 8, e.key.starts(with: chunks) {
-            for held in try open(e.value, chunkKey: Array(e.key), key: key) {
-                values[DataKeys.base64URL(held.token)] = held.handle
-            }
+            keys.append(e.key)
+            stored.append(e.value)
             entry = try cursor.next()
         }
+        // What this subject's chunks held when they were last opened, if they are still those bytes.
+        if let known = keyRing.openedValues(subject: subject, slot: slot, chunks: stored) { return known }
+        var values: [String: CommunicationHandle] = [:]
+        values.reserveCapacity(stored.count * capacity)
+        for (chunkKey, chunk) in zip(keys, stored) {
+            for held in try open(chunk, chunkKey: Array(chunkKey), key: key) {
+                values[DataKeys.base64URL(held.token)] = held.handle
+            }
+        }
+        keyRing.keepOpenedValues(values, subject: subject, slot: slot, chunks: stored)
         return values
     }
 }

@@ -62,17 +62,20 @@ struct HandleValues {
     /// The erasure that erased the event `source` names, of `subject`: looked for only when the subject has one.
     private mutating func erasure(of source: HandleSource, subject: String) throws -> ErasureMark? {
         guard holdsTokens else { return nil }
-        let seq = try sourceSeq(source)
-        return try erasures.erasure(txn, tables, subject: subject, seq: seq) {
+        let (txn, tables) = (self.txn, self.tables)
+        return try erasures.erasure(txn, tables, subject: subject) {
+            let seq = try Self.sourceSeq(source, txn, tables)
             guard let value = try txn.get(tables.events, key: Keys.seq(seq)) else {
                 throw LedgerError(.damaged, "event missing from the log", seq: seq)
             }
-            return try decodeStoredHeader(value, id: false).header.recordedAt
+            return (seq, try decodeStoredHeader(value, id: false).header.recordedAt)
         }
     }
 
     /// The seq of the event that holds the handles of `source`.
-    private func sourceSeq(_ source: HandleSource) throws -> UInt64 {
+    private func sourceSeq(_ source: HandleSource) throws -> UInt64 { try Self.sourceSeq(source, txn, tables) }
+
+    private static func sourceSeq(_ source: HandleSource, _ txn: ReadTransaction, _ tables: Tables) throws -> UInt64 {
         switch source {
         case .observation(let seq): return seq
         case .question(let id):

@@ -119,15 +119,33 @@ extension KeyRing {
     /// subject has one: whether each subject asked about has an erasure is read once.
     struct ErasureLookup {
         private var hasErasures: [String: Bool] = [:]
+        /// The subject asked about last: queries ask about one subject's rows in a row.
+        private var last: (subject: String, hasErasures: Bool)?
 
         /// The erasure that covers `subject`'s event at `seq`, whose `recordedAt` is read only when the subject
         /// has an erasure.
         mutating func erasure(
             _ txn: ReadTransaction, _ tables: Tables, subject: String, seq: UInt64, recordedAt: () throws -> Timestamp
         ) throws -> ErasureMark? {
-            if hasErasures[subject] == nil { hasErasures[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
-            guard hasErasures[subject]! else { return nil }
-            return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: try recordedAt())
+            try erasure(txn, tables, subject: subject, event: { (seq, try recordedAt()) })
+        }
+
+        /// The erasure that covers the event of `subject`'s that `event` finds (its seq and `recordedAt`), which
+        /// is looked for only when the subject has an erasure.
+        mutating func erasure(
+            _ txn: ReadTransaction, _ tables: Tables, subject: String, event: () throws -> (seq: UInt64, recordedAt: Timestamp)
+        ) throws -> ErasureMark? {
+            let has: Bool
+            if let last, last.subject == subject {
+                has = last.hasErasures
+            } else {
+                if hasErasures[subject] == nil { hasErasures[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
+                has = hasErasures[subject]!
+                last = (subject, has)
+            }
+            guard has else { return nil }
+            let (seq, recordedAt) = try event()
+            return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt)
         }
     }
 

@@ -26,8 +26,13 @@ final class KeyRing: @unchecked Sendable {
     private var unwrapped: [UInt64: SymmetricKey] = [:]
     /// What each unwrapped key gives that depends on the key alone, made once: a day key's HKDF extract step
     /// (``DataKeys/eventKeyBase(dayKey:)``), a lookup key's keyed token hash.
-    private var eventKeyBases: [UInt64: HashedAuthenticationCode<SHA256>] = [:]
+    private var eventKeyBases: [UInt64: EventKeyBase] = [:]
     private var tokenHashers: [UInt64: TokenHasher] = [:]
+    /// The handle values each subject's directory held when a reader last opened it (``HandleDirectory``), with
+    /// the sealed chunks they came from and the slot of the key that opened them: valid while the chunks are the
+    /// same bytes and the key is not destroyed, which a reader checks first. At most ``openedValuesLimit`` subjects.
+    private var openedValues: [String: (slot: UInt64, chunks: [[UInt8]], values: [String: CommunicationHandle])] = [:]
+    static let openedValuesLimit = 1024
     private var unsynced = false
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
     /// for what another process's crash may have left.
@@ -84,12 +89,14 @@ final class KeyRing: @unchecked Sendable {
 
     /// Forgets the unwrapped keys of `slots` (destroyed).
     func forget(_ slots: some Sequence<UInt64>) {
+        let destroyed = Set(slots)
         lock.withLock {
-            for slot in slots {
+            for slot in destroyed {
                 unwrapped.removeValue(forKey: slot)
                 eventKeyBases.removeValue(forKey: slot)
                 tokenHashers.removeValue(forKey: slot)
             }
+            openedValues = openedValues.filter { !destroyed.contains($0.value.slot) }
         }
     }
 
@@ -118,13 +125,13 @@ final class KeyRing: @unchecked Sendable {
         return slot
     }
 
-    /// The key of the event at `seq` from the day key in `slot`; `nil` when that key is destroyed.
-    private func eventKey(daySlot slot: UInt64, seq: UInt64) throws -> SymmetricKey? {
-        if let base = lock.withLock({ eventKeyBases[slot] }) { return DataKeys.eventKey(base: base, seq: seq) }
+    /// What derives event keys from the day key in `slot`; `nil` when that key is destroyed.
+    private func eventKeyBase(daySlot slot: UInt64) throws -> EventKeyBase? {
+        if let base = lock.withLock({ eventKeyBases[slot] }) { return base }
         guard let dayKey = try key(slot: slot) else { return nil }
         let base = DataKeys.eventKeyBase(dayKey: dayKey)
         lock.withLock { eventKeyBases[slot] = base }
-        return DataKeys.eventKey(base: base, seq: seq)
+        return base
     }
 
     /// The token hash of the lookup key in `slot`; `nil` when that key is destroyed.
@@ -136,10 +143,10 @@ final class KeyRing: @unchecked Sendable {
         return hasher
     }
 
-    /// The key that seals the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`.
-    func eventKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey {
-        let slot = try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), seq: seq)
-        return try eventKey(daySlot: slot, seq: seq)!
+    /// What derives the keys that seal the personal fields of `subject`'s events recorded on `day`, from `seq` on
+    /// (until an erasure starts a new generation): its day key made when it has none.
+    func eventKeyBaseForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, day: Int64, seq: UInt64) throws -> EventKeyBase {
+        try eventKeyBase(daySlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: day), seq: seq))!
     }
 
     /// The token hash of `subject`'s handles in the event at `seq`, its lookup key made when it has none.
@@ -161,7 +168,7 @@ final class KeyRing: @unchecked Sendable {
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
     func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
         if let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq) {
-            return try eventKey(daySlot: slot, seq: seq)
+            return try eventKeyBase(daySlot: slot)?.eventKey(seq: seq)
         }
         // The day key is gone: the event may have kept a key of its own.
         guard let keys = tables.keys, let own = try txn.get(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq)) else {
@@ -175,6 +182,27 @@ final class KeyRing: @unchecked Sendable {
     func tokenHasher(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> TokenHasher? {
         guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max) else { return nil }
         return try tokenHasher(lookupSlot: slot)
+    }
+
+    /// The values that `subject`'s directory held when it was last opened with the key in `slot`, if its chunks
+    /// are still `chunks`, byte for byte.
+    func openedValues(subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) -> [String: CommunicationHandle]? {
+        lock.withLock {
+            guard let opened = openedValues[subject], opened.slot == slot, opened.chunks.count == chunks.count,
+                  zip(opened.chunks, chunks).allSatisfy({ kept, stored in
+                      kept.count == stored.count && (stored.isEmpty || kept.withUnsafeBytes { memcmp($0.baseAddress!, stored.baseAddress!, stored.count) == 0 })
+                  }) else { return nil }
+            return opened.values
+        }
+    }
+
+    /// Keeps what ``HandleDirectory/values(of:_:_:)`` opened of `subject`'s directory, for the next reader.
+    func keepOpenedValues(_ values: [String: CommunicationHandle], subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) {
+        let copies = chunks.map { Array($0) }
+        lock.withLock {
+            if openedValues.count >= Self.openedValuesLimit, openedValues[subject] == nil { openedValues.removeAll() }
+            openedValues[subject] = (slot, copies, values)
+        }
     }
 
     /// Records a key just added to the store: kept unwrapped, and to be flushed before the transaction commits.

@@ -114,10 +114,14 @@ package final class KeyStore: @unchecked Sendable {
     /// - Throws: `.damaged` when the slot does not open with the ledger's key: the key store is damaged, or
     ///   belongs to another ledger, or the key file is not this ledger's.
     func key(slot: UInt64) throws(LedgerError) -> SymmetricKey? {
-        guard slot < slotCount else { throw LedgerError(.damaged, "key store \(path): has no key \(slot)") }
+        guard slot < UInt64(Int64.max - Int64(Self.headerSize)) / UInt64(Self.slotSize) else {
+            throw LedgerError(.damaged, "key store \(path): has no key \(slot)")
+        }
         var bytes = [UInt8](repeating: 0, count: Self.slotSize)
         let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.slotSize, offset(slot)) }
         guard count == Self.slotSize else {
+            // Past the end of the file (the store was cut short), or a read that failed.
+            if count >= 0 { throw LedgerError(.damaged, "key store \(path): has no key \(slot)") }
             throw LedgerError(.storage, "key store \(path): cannot be read: \(String(cString: strerror(errno)))")
         }
         if bytes.allSatisfy({ $0 == 0 }) { return nil }

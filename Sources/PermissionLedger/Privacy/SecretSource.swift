@@ -1,5 +1,10 @@
 internal import Crypto
 import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 
 /// Where the ledger's new secrets come from: keys, salts and nonces.
 ///
@@ -23,6 +28,7 @@ package final class SecretSource: @unchecked Sendable {
     }
 
     private let seed: SymmetricKey?
+    private let pool = RandomPool()
 
     private init(seed: SymmetricKey?) { self.seed = seed }
 
@@ -31,14 +37,54 @@ package final class SecretSource: @unchecked Sendable {
 
     /// `count` new secret bytes for `context` (which only a seeded source reads).
     package func bytes(_ count: Int, for context: @autoclosure () -> String) -> [UInt8] {
-        guard let seed else {
-            // swift-crypto's key generation: the platform's secure random generator.
-            return SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
-        }
+        guard let seed else { return pool.take(count) }
         let info = Array("PermissionLedger seeded secret: \(context())".utf8)
         return HKDF<SHA256>.deriveKey(inputKeyMaterial: seed, info: info, outputByteCount: count).withUnsafeBytes { Array($0) }
     }
 
     /// A new 256-bit key for `context`.
     func key(for context: @autoclosure () -> String) -> SymmetricKey { SymmetricKey(data: bytes(32, for: context())) }
+}
+
+/// Bytes of the system's secure random generator, drawn a few kilobytes at a time: an append needs a salt and a
+/// nonce or two per event, and asking the kernel for each costs more than sealing the event. Each byte is handed
+/// out once, and zeroed in the pool as it is.
+final class RandomPool: @unchecked Sendable {
+    private static let size = 4096
+    private let lock = NSLock()
+    private var bytes = [UInt8](repeating: 0, count: RandomPool.size)
+    private var used = RandomPool.size
+
+    /// `count` new random bytes.
+    func take(_ count: Int) -> [UInt8] {
+        guard count <= Self.size / 4 else { return Self.fresh(count) }
+        return lock.withLock {
+            if used + count > Self.size {
+                bytes = Self.fresh(Self.size)
+                used = 0
+            }
+            defer {
+                for index in used..<(used + count) { bytes[index] = 0 }
+                used += count
+            }
+            return Array(bytes[used..<(used + count)])
+        }
+    }
+
+    /// `count` bytes from the kernel's secure generator, `getentropy`'s most (256) at a time. (swift-crypto's own
+    /// draws eight bytes per system call.)
+    private static func fresh(_ count: Int) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { buffer in
+            var filled = 0
+            while filled < count {
+                let length = min(256, count - filled)
+                guard getentropy(buffer.baseAddress! + filled, length) == 0 else {
+                    fatalError("the system's secure random generator failed: \(String(cString: strerror(errno)))")
+                }
+                filled += length
+            }
+        }
+        return result
+    }
 }

@@ -132,7 +132,8 @@ public struct LedgerView {
             known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
         // Rows are in the order of what the tables hold: tokens, when they hold tokens.
-        if values.holdsTokens { known.sort { $0.handle < $1.handle } }
+        // (Indices are sorted, not the handles themselves, which are large to move.)
+        if values.holdsTokens { known = known.indices.sorted { known[$0].handle < known[$1].handle }.map { known[$0] } }
         return known
     }
 

@@ -94,6 +94,32 @@ final class LMDBStore: ProjectionStore {
         return hasher
     }
 
+    /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
+    private var pendingChunks = HandleDirectory.PendingChunks()
+
+    /// Writes what the store holds back from the transaction while events are appended: called once the last
+    /// event is applied, before the transaction commits.
+    func finishWriting() throws {
+        guard !pendingChunks.isEmpty, let keyRing = tables.keyRing else { return }
+        try pendingChunks.write(txn, tables, keyRing)
+    }
+
+    /// What derives the event keys of each subject's day that this transaction sealed events of, found once per
+    /// transaction: a generation holds from its seq on, until an erasure starts a new one.
+    private var eventKeyBases: [ByteKey: EventKeyBase] = [:]
+
+    private func eventKeyBase(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> EventKeyBase {
+        let day = DataKeys.day(of: recordedAt)
+        var bytes = Keys.subjectPrefix(subject)
+        bytes.appendSeq(UInt64(bitPattern: day))
+        let key = ByteKey(bytes)
+        if let known = eventKeyBases[key] { return known }
+        if eventKeyBases.count >= cacheLimit { eventKeyBases.removeAll() }
+        let base = try keyRing.eventKeyBaseForWriting(txn, tables, subject: subject, day: day, seq: recordingSeq)
+        eventKeyBases[key] = base
+        return base
+    }
+
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
         guard let keyRing = tables.keyRing else {
             if event.erasedFields != nil {
@@ -110,7 +136,7 @@ final class LMDBStore: ProjectionStore {
         }
         let sealed = try SealedRecord.seal(
             event, seq: seq, recordedAt: recordedAt,
-            eventKey: try keyRing.eventKeyForWriting(txn, tables, subject: event.subject, recordedAt: recordedAt, seq: seq),
+            eventKey: try eventKeyBase(subject: event.subject, recordedAt: recordedAt, keyRing).eventKey(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
         let handles = SealedRecord.handles(of: event)
         if !handles.isEmpty {
@@ -120,7 +146,7 @@ final class LMDBStore: ProjectionStore {
                 recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
             }
             if rewritesLog {
-                try HandleDirectory.add(
+                try pendingChunks.add(
                     zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }, subject: event.subject, seq: seq, txn, tables, keyRing)
             }
         }
@@ -129,10 +155,13 @@ final class LMDBStore: ProjectionStore {
 
     func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {
         guard rewritesLog, let keyRing = tables.keyRing else { return }
+        // The erasure reads and rewrites the subject's handle values: they are all written first.
+        try pendingChunks.write(txn, tables, keyRing)
         // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
         try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
         tokenHashers.removeValue(forKey: ByteKey(Array(subject.utf8)))
+        eventKeyBases.removeAll(keepingCapacity: true)
         recordingTokens.tokens.removeAll(keepingCapacity: true)
         // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
         cache.definitions.removeAll(keepingCapacity: true)

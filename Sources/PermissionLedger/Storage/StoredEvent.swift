@@ -30,7 +30,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
             // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
             if !record.box.isEmpty, let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
-                event = try record.open(eventKey: key).event
+                event = try record.open(envelope: envelope, commitment: commitment, eventKey: key).event
             } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
                 // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
                 // record keeps in their place.

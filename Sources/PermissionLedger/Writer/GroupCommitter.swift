@@ -297,6 +297,7 @@ final class GroupCommitter: @unchecked Sendable {
             index += 1
         }
         if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
+        try store.finishWriting()
         return projector.head
     }
 }

@@ -118,6 +118,11 @@ import PermissionModel
     /// The event with its personal fields, opened with `eventKey`, and the commitment's salt.
     func open(eventKey: SymmetricKey) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
         let (envelope, commitment) = try chained.withUnsafeBytes { bytes in Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes) } }.get()
+        return try open(envelope: envelope, commitment: commitment, eventKey: eventKey)
+    }
+
+    /// ``open(eventKey:)`` of a record whose envelope and commitment (``envelope(_:)`` of its chained part) are read.
+    func open(envelope: PermissionEvent, commitment: [UInt8]?, eventKey: SymmetricKey) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
         guard let commitment else { return (envelope, nil) }
         guard !box.isEmpty else { throw .init(reason: "the personal fields are erased") }
         let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment)
