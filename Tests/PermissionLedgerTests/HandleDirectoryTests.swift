@@ -75,6 +75,23 @@ struct HandleDirectoryTests {
         }
     }
 
+    @Test func aReaderSeesTheValuesAddedSinceItLastReadThem() async throws {
+        try await withLedger(mapSize: 8 << 20, seed: "directory reread") { ledger in
+            try await ledger.append(json: JSONLine.observed("o1", checked: [Self.phone(1)], known: [Self.phone(1)], at: "09:00:00", recorded: "09:00:01"))
+            #expect(try Self.knownValues(ledger, subject: "kid-ava") == [Self.phone(1).0])
+            // The same chunk, under the same key, holds one more value: what the last reader opened is stale.
+            try await ledger.append(json: JSONLine.observed("o2", checked: [Self.phone(2)], known: [Self.phone(2)], at: "09:01:00", recorded: "09:01:01"))
+            #expect(try Self.entries(ledger, subject: "kid-ava") == (chunks: 1, index: 2))
+            #expect(try Self.knownValues(ledger, subject: "kid-ava") == [Self.phone(1).0, Self.phone(2).0])
+            #expect(try Self.knownValues(ledger, subject: "kid-ava", asOf: .seq(1)) == [Self.phone(1).0])
+            // Read from the directory, not from the events that named them.
+            let values = try ledger.environment.read { try HandleDirectory.values(of: "kid-ava", $0, ledger.tables) }
+            #expect(values?.values.map(\.value).sorted() == [Self.phone(1).0, Self.phone(2).0])
+            try await ledger.append([try KeyErasureTests.erasure("erase-1", subject: "kid-ava", at: "2026-11-20T12:00:00Z")])
+            #expect(try Self.knownValues(ledger, subject: "kid-ava") == ["(erased, seq 3)", "(erased, seq 3)"])
+        }
+    }
+
     @Test func aWholeErasureDeletesTheSubjectsValuesAndNoOthers() async throws {
         try await withLedger(mapSize: 8 << 20, seed: "directory whole") { ledger in
             try await ledger.append(json:
