@@ -143,10 +143,11 @@ struct TokenHasher: @unchecked Sendable {
     /// The token of `handle`: HMAC-SHA256 of the kind's code and the value's UTF-8, first 16 bytes.
     func token(_ handle: CommunicationHandle) -> [UInt8] {
         var hmac = keyed
-        withUnsafeBytes(of: Codes.kind(handle.kind)) { hmac.update(data: $0) }
-        var value = handle.value
-        value.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
-        return Array(hmac.finalize().prefix(DataKeys.tokenSize))
+        // One update of one buffer: each of swift-crypto's `update` calls costs more than hashing a handle.
+        var message = [Codes.kind(handle.kind)]
+        message.append(contentsOf: handle.value.utf8)
+        hmac.update(data: message)
+        return hmac.finalize().withUnsafeBytes { Array($0.prefix(DataKeys.tokenSize)) }
     }
 
     /// `handle` with its value replaced by its token in base64url without padding (22 characters, none of them

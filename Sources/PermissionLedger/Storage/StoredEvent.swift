@@ -22,8 +22,12 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     let stored = try storedParts(value)
     var event: PermissionEvent
     if stored.record.first == SealedRecord.version {
-        let record = try SealedRecord(stored: stored.record)
+        let record = try SealedRecord(stored: stored.record, checkingTrailer: false)
         let (envelope, commitment) = try record.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
+        if commitment == nil || record.box.isEmpty {
+            // What is read from the trailer without a key (the tokens, or that the box is gone) is checked first.
+            try SealedRecord.checkTrailer(stored.record)
+        }
         if commitment == nil {
             event = envelope
         } else {
@@ -32,6 +36,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             if !record.box.isEmpty, let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
                 event = try record.open(envelope: envelope, commitment: commitment, eventKey: key).event
             } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+                if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
                 // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
                 // record keeps in their place.
                 event = envelope

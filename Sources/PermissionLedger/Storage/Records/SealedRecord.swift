@@ -162,19 +162,29 @@ import PermissionModel
         return stored.count - 4 - length
     }
 
+    /// Checks the checksum of a stored version 2 record's trailer.
+    static func checkTrailer(_ stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+        let start = try trailerStart(stored)
+        guard stored.count - 4 - start >= 8 else { throw .init(reason: "the record's trailer is too short") }
+        let end = stored.count - 12
+        guard checksum(stored[start..<end]).elementsEqual(stored[end..<(stored.count - 4)]) else {
+            throw .init(reason: "the record's trailer does not match its checksum")
+        }
+    }
+
     /// The first 8 bytes of SHA-256 over a trailer's bytes before its checksum.
     private static func checksum(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         Array(SHA256.hash(data: Array(bytes)).prefix(8))
     }
 
-    /// Reads a stored version 2 record, checking its trailer's checksum.
-    public init(stored: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
+    /// Reads a stored version 2 record, checking its trailer's checksum unless `checkingTrailer` is false: a
+    /// reader that opens the sealed fields, which their tag authenticates, checks it only where it reads the
+    /// tokens (``checkTrailer(_:)``).
+    public init(stored: UnsafeRawBufferPointer, checkingTrailer: Bool = true) throws(EventRecord.DecodingError) {
         let start = try Self.trailerStart(stored)
         guard stored.count - 4 - start >= 8 else { throw .init(reason: "the record's trailer is too short") }
         let end = stored.count - 12
-        guard Self.checksum(stored[start..<end]).elementsEqual(stored[end..<(stored.count - 4)]) else {
-            throw .init(reason: "the record's trailer does not match its checksum")
-        }
+        if checkingTrailer { try Self.checkTrailer(stored) }
         chained = Array(stored[..<start])
         var r = RecordReader(UnsafeRawBufferPointer(rebasing: stored[start..<end]))
         box = Array(try r.raw(try r.count()))
