@@ -82,6 +82,21 @@ struct PersonalDataAtRestTests {
         }
     }
 
+    @Test func aNewLedgerWhoseKeyCannotBeMadeIsNotStartedWithoutOne() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            var options = Ledger.Options(durable: false)
+            options.keyFile = directory + "/no such directory/ledger.key"
+            #expect(ledgerError { _ = try Ledger(path: path, options: options) } != nil)
+            // Nothing says a ledger exists there yet: the next open makes it, with a key.
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            try await ledger.importFixture("decline.jsonl")
+            #expect(try await ledger.statistics().keyFile == path + "/ledger.key")
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+        }
+    }
+
     @Test func anotherLedgersKeyDoesNotOpenTheKeyStore() async throws {
         try await withTemporaryDirectory { directory async throws in
             let a = directory + "/a", b = directory + "/b"

@@ -205,6 +205,12 @@ public final class Ledger: Sendable {
                 }
             } else {
                 let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: true)
+                // A new ledger's key is made before the ledger records its format: a process that dies in
+                // between leaves a key and no ledger, which the next open takes up, never a ledger without its key
+                // (which would never open for writing again).
+                if try environment.read({ txn in try txn.get(meta, key: Array("format".utf8)) == nil }) {
+                    _ = try LedgerKey.readOrCreate(at: LedgerKey.Location.of(ledgerPath: path, given: options.keyFile), secrets: options.secrets)
+                }
                 isNew = try environment.write { txn in
                     guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
                     try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
