@@ -34,8 +34,8 @@ package enum DataKeys {
 
     /// What ``eventKey(dayKey:seq:)`` needs of the day key alone, made once per day key and kept: HKDF's extract
     /// step, and HMAC keyed by its pseudorandom key for the expand step.
-    static func eventKeyBase(dayKey: SymmetricKey) -> EventKeyBase {
-        EventKeyBase(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]()))
+    static func eventKeyBase(dayKey: SymmetricKey) -> HKDFExpander {
+        HKDFExpander(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]()))
     }
 
     /// The info of the expand step of ``eventKey(dayKey:seq:)``.
@@ -45,11 +45,10 @@ package enum DataKeys {
         return info
     }
 
-    /// The HMAC key of handle tokens, from a subject's lookup key.
-    /// HKDF-SHA256 with an empty salt (``EventKeyBase``'s expand step, which gives the same bytes as swift-crypto's
-    /// `HKDF.deriveKey`, for less).
+    /// The HMAC key of handle tokens, from a subject's lookup key: HKDF-SHA256 with an empty salt (the same bytes
+    /// as swift-crypto's `HKDF.deriveKey`, for less: ``HKDFExpander``).
     static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
-        EventKeyBase(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: lookupKey, salt: [UInt8]()))
+        HKDFExpander(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: lookupKey, salt: [UInt8]()))
             .expand(info: Array("PermissionLedger handle token 1".utf8))
     }
 
@@ -109,11 +108,11 @@ package enum DataKeys {
     }
 }
 
-/// HKDF-SHA256's expand step from one pseudorandom key (a day key's extract step), for one block of output:
-/// T(1) = HMAC-SHA256(PRK, info ‖ 0x01), as RFC 5869 defines it, computed from a copy of HMAC's state keyed by
-/// the PRK, which is set up once. swift-crypto's `HKDF.expand` keys a new HMAC for each call, which costs more than
+/// HKDF-SHA256's expand step from one pseudorandom key (a day key's or a lookup key's extract step), for one
+/// block of output: T(1) = HMAC-SHA256(PRK, info ‖ 0x01), as RFC 5869 defines it, computed from a copy of HMAC's
+/// state keyed by the PRK, which is set up once. swift-crypto's `HKDF.expand` keys a new HMAC for each call, which costs more than
 /// the rest of the derivation; the bytes are the same (DataKeysTests checks them against it).
-struct EventKeyBase: @unchecked Sendable {
+struct HKDFExpander: @unchecked Sendable {
     private let keyed: HMAC<SHA256>
 
     init(pseudoRandomKey: HashedAuthenticationCode<SHA256>) {

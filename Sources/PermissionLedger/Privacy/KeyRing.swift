@@ -26,7 +26,7 @@ final class KeyRing: @unchecked Sendable {
     private var unwrapped: [UInt64: SymmetricKey] = [:]
     /// What each unwrapped key gives that depends on the key alone, made once: a day key's HKDF extract step
     /// (``DataKeys/eventKeyBase(dayKey:)``), a lookup key's keyed token hash.
-    private var eventKeyBases: [UInt64: EventKeyBase] = [:]
+    private var eventKeyBases: [UInt64: HKDFExpander] = [:]
     private var tokenHashers: [UInt64: TokenHasher] = [:]
     /// The handle values each subject's directory held when a reader last opened it (``HandleDirectory``), with
     /// the sealed chunks they came from and the slot of the key that opened them: valid while the chunks are the
@@ -126,7 +126,7 @@ final class KeyRing: @unchecked Sendable {
     }
 
     /// What derives event keys from the day key in `slot`; `nil` when that key is destroyed.
-    private func eventKeyBase(daySlot slot: UInt64) throws -> EventKeyBase? {
+    private func eventKeyBase(daySlot slot: UInt64) throws -> HKDFExpander? {
         if let base = lock.withLock({ eventKeyBases[slot] }) { return base }
         guard let dayKey = try key(slot: slot) else { return nil }
         let base = DataKeys.eventKeyBase(dayKey: dayKey)
@@ -145,7 +145,7 @@ final class KeyRing: @unchecked Sendable {
 
     /// What derives the keys that seal the personal fields of `subject`'s events recorded on `day`, from `seq` on
     /// (until an erasure starts a new generation): its day key made when it has none.
-    func eventKeyBaseForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, day: Int64, seq: UInt64) throws -> EventKeyBase {
+    func eventKeyBaseForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, day: Int64, seq: UInt64) throws -> HKDFExpander {
         try eventKeyBase(daySlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: day), seq: seq))!
     }
 
@@ -157,12 +157,6 @@ final class KeyRing: @unchecked Sendable {
     /// The key that seals `subject`'s handle values, made (from `seq`) when it has none.
     func valuesKeyForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> SymmetricKey {
         try key(slot: try slotForWriting(txn, tables, Self.entry(subject: subject, .values), seq: seq))!
-    }
-
-    /// The key of `subject`'s handle values: `nil` when the subject has none, or it is destroyed.
-    func valuesKey(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> SymmetricKey? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .values), atMost: .max) else { return nil }
-        return try key(slot: slot)
     }
 
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.

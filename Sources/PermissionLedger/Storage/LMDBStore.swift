@@ -106,9 +106,9 @@ final class LMDBStore: ProjectionStore {
 
     /// What derives the event keys of each subject's day that this transaction sealed events of, found once per
     /// transaction: a generation holds from its seq on, until an erasure starts a new one.
-    private var eventKeyBases: [ByteKey: EventKeyBase] = [:]
+    private var eventKeyBases: [ByteKey: HKDFExpander] = [:]
 
-    private func eventKeyBase(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> EventKeyBase {
+    private func eventKeyBase(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> HKDFExpander {
         let day = DataKeys.day(of: recordedAt)
         var bytes = Keys.subjectPrefix(subject)
         bytes.appendSeq(UInt64(bitPattern: day))
