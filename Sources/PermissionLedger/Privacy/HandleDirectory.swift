@@ -161,7 +161,10 @@ enum HandleDirectory {
         /// Writes the chunks held, sealed: before the transaction commits, and before anything reads the directory.
         mutating func write(_ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
             guard let db = tables.handleValues else { return }
-            for (prefix, chunk) in chunks { try Self.put(chunk, prefix: prefix.bytes, db, txn, keyRing) }
+            // In key order: the same pages whatever order the subjects came in.
+            for (prefix, chunk) in chunks.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+                try Self.put(chunk, prefix: prefix.bytes, db, txn, keyRing)
+            }
             chunks.removeAll(keepingCapacity: true)
         }
 
