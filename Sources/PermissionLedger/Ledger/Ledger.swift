@@ -196,6 +196,8 @@ public final class Ledger: Sendable {
         var staleProjections = false
         var format = Self.formatVersion
         var isNew = false
+        /// The key made (or found) for a ledger that had not recorded its format yet.
+        var newKey: LedgerKey?
         do {
             if options.readOnly {
                 let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: false)
@@ -209,7 +211,7 @@ public final class Ledger: Sendable {
                 // between leaves a key and no ledger, which the next open takes up, never a ledger without its key
                 // (which would never open for writing again).
                 if try environment.read({ txn in try txn.get(meta, key: Array("format".utf8)) == nil }) {
-                    _ = try LedgerKey.readOrCreate(at: LedgerKey.Location.of(ledgerPath: path, given: options.keyFile), secrets: options.secrets)
+                    newKey = try LedgerKey.readOrCreate(at: LedgerKey.Location.of(ledgerPath: path, given: options.keyFile), secrets: options.secrets)
                 }
                 isNew = try environment.write { txn in
                     guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
@@ -221,7 +223,7 @@ public final class Ledger: Sendable {
                 guard format == Self.formatVersion else { throw Self.plaintextFormat(path: path) }
                 staleProjections = try !isNew && Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion
             }
-            let keyRing = format < 2 ? nil : try Self.keyRing(path: path, options: options, isNew: isNew)
+            let keyRing = format < 2 ? nil : try Self.keyRing(path: path, options: options, newKey: newKey)
             var opened = try Tables(environment: environment, create: !options.readOnly, keyRing: keyRing)
             opened.keyLocation = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
             tables = opened
@@ -299,11 +301,11 @@ public final class Ledger: Sendable {
     /// The key ring of a ledger of format 2: its key (made with the ledger when it is new) and its key store.
     /// A read-only open without the key file has none: `verify` needs no key, and whatever shows a personal
     /// field says where the key was looked for.
-    private static func keyRing(path: String, options: Options, isNew: Bool) throws -> KeyRing? {
+    private static func keyRing(path: String, options: Options, newKey: LedgerKey?) throws -> KeyRing? {
         let location = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
         let ledgerKey: LedgerKey
-        if isNew {
-            ledgerKey = try LedgerKey.readOrCreate(at: location, secrets: options.secrets)
+        if let newKey {
+            ledgerKey = newKey
         } else if let existing = try LedgerKey.read(at: location) {
             ledgerKey = existing
         } else if options.readOnly || options.writableMap {
