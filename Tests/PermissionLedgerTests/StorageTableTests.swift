@@ -9,7 +9,7 @@ import Testing
     func namesAreTheFormats() {
         #expect(StorageTable.allCases.map(\.rawValue) == [
             "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles",
-            "permissions", "subjectEvents", "handleSubjects", "handleSets", "expiries", "keys", "handleValues",
+            "permissions", "subjectEvents", "handleSubjects", "handleSets", "expiries", "keys", "handleValues", "tree",
         ])
     }
 

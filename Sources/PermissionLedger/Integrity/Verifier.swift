@@ -277,7 +277,7 @@ final class Verifier {
             bytes.count >= 8 ? bytes.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } : 0
         }
         switch table {
-        case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleSets: return seq(key)
+        case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleSets, .tree: return seq(key)
         case .expiries, .keys, .handleValues: return 0
         case .meta, .events, .eventIDs, .subjects, .questionsByAsked, .handleSubjects: return value.count == 8 ? seq(value) : 0
         }

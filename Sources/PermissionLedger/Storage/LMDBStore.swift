@@ -345,6 +345,7 @@ final class LMDBStore: ProjectionStore {
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        if let tree = tables.tree { try addLeaf(event, seq: seq, record: record, newSubject: newSubject, tree) }
         let seqKey = Keys.seq(seq)
         if rewritesLog {
             try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
@@ -382,6 +383,29 @@ final class LMDBStore: ProjectionStore {
             }
             remember(QuestionDefinition(question: question, row: row))
         }
+    }
+
+    /// The right edge of the Merkle tree, for the leaves this transaction adds.
+    private var treeAppender = TreeAppender()
+    /// The seq of each subject's latest event this transaction stored: the next one's leaf names it.
+    private var latestSeqOfSubject: [ByteKey: UInt64] = [:]
+
+    /// Adds the event's leaf to the Merkle tree (``StoredTree``), with the seq of its subject's event before it.
+    private func addLeaf(_ event: PermissionEvent, seq: UInt64, record: [UInt8], newSubject: Bool, _ tree: Database) throws {
+        let subject = ByteKey(Keys.subjectPrefix(event.subject))
+        var previous: UInt64?
+        if !newSubject {
+            // A rebuild holds its subjectEvents rows back; an append has written the earlier ones.
+            previous = try latestSeqOfSubject[subject] ?? pendingSubjectEvents[subject]?.last
+                ?? txn.reader.latest(tables.subjectEvents, subject.bytes, atMost: seq - 1)?.seq
+        }
+        if latestSeqOfSubject.count >= cacheLimit { latestSeqOfSubject.removeAll(keepingCapacity: true) }
+        latestSeqOfSubject[subject] = seq
+        guard let data = try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) else { return }
+        let entry = try treeAppender.entry(leaf: .leaf(data), seq: seq) { level, index in
+            try StoredTree.subtree(txn.reader, tree, level: level, index: index)
+        }
+        try keptCursor(tree).put(key: Keys.seq(seq), value: entry, flags: .append)
     }
 
     /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.

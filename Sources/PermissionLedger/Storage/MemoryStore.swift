@@ -136,7 +136,22 @@ final class MemoryStore: ProjectionStore {
 
     func isKnownSubject(_ subject: String) throws -> Bool { subjectNumbers[ByteKey(Array(subject.utf8))] != nil }
 
+    /// When keeping rows: the right edge of the Merkle tree, and each subject's latest seq, which its next leaf names.
+    private var treeAppender = TreeAppender()
+    private var latestSeqOfSubject: [ByteKey: UInt64] = [:]
+
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
+        if keepsRows {
+            let subject = ByteKey(Array(event.subject.utf8))
+            let previous = latestSeqOfSubject.updateValue(seq, forKey: subject)
+            let data = try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })
+            if let data {
+                let entry = treeAppender.entry(leaf: .leaf(data), seq: seq) { level, index in
+                    preconditionFailure("a replay from the first event makes every subtree before \(seq) itself")
+                }
+                self.record(.tree, Keys.seq(seq), entry)
+            }
+        }
         eventIDs[ByteKey(Array(event.id.utf8))] = seq
         // Only duplicates consult stored events, and a log replay holds none: keep them only when asked.
         if keepsEvents { records[seq] = record }

@@ -39,6 +39,9 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     /// subject NUL 0x01 chunk → a sealed chunk of the subject's handle values by token; subject NUL 0x02 token → its
     /// chunk (`HandleDirectory`). Not derived: the log holds the values sealed under keys a rebuild does not use.
     case handleValues
+    /// seq → the hashes of the Merkle tree's complete subtrees whose last leaf is that event's (`StoredTree`):
+    /// the tree over the log (docs/spec/PROOFS.md), for the root of any size and any proof in a few lookups.
+    case tree
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
     /// with a rebuild (every table but `meta`, `keys`, `handleValues` and the log, `events`).
@@ -75,6 +78,9 @@ struct Tables: Sendable {
     let handleValues: Database?
     /// Whether this open made the `handleValues` table in a ledger that had none: it is then filled from the log.
     let madeHandleValues: Bool
+    /// `nil` in a ledger of format 1, and in one made before it kept the Merkle tree and open read-only (its
+    /// projections, older, are rebuilt, tree and all, when it is opened for writing).
+    let tree: Database?
     /// The ledger's keys, for a ledger whose personal fields are sealed (format 2); `nil` for format 1, whose
     /// records hold them as they are, and for a ledger opened without its key (`verify`).
     var keyRing: KeyRing?
@@ -110,6 +116,11 @@ struct Tables: Sendable {
             handleValues = create ? try open(.handleValues) : nil
             madeHandleValues = create
         }
+        do {
+            tree = try open(.tree)
+        } catch let error as LMDBError where error == .notFound && !create {
+            tree = nil
+        }
     }
 
     /// The database of `table`.
@@ -130,6 +141,7 @@ struct Tables: Sendable {
         case .expiries: expiries
         case .keys: keys!
         case .handleValues: handleValues!
+        case .tree: tree!
         }
     }
 
@@ -139,6 +151,7 @@ struct Tables: Sendable {
         switch table {
         case .keys: keys
         case .handleValues: handleValues
+        case .tree: tree
         default: self[table]
         }
     }
@@ -152,5 +165,5 @@ struct Tables: Sendable {
     }
 
     /// Every table holding derived state, with its database: what `verify` compares against a rebuild.
-    var derived: [(StorageTable, Database)] { StorageTable.derived.map { ($0, self[$0]) } }
+    var derived: [(StorageTable, Database)] { StorageTable.derived.compactMap { table in opened(table).map { (table, $0) } } }
 }

@@ -1,0 +1,59 @@
+internal import LMDB
+
+/// The Merkle tree over the log as the `tree` table holds it (docs/STORAGE.md, "The Merkle tree").
+///
+/// The entry of `seq` (8 bytes, big-endian) holds the hash of each complete subtree whose last leaf is the
+/// event at `seq`, smallest first: its leaf's hash, then, for each level `L` ≥ 1 at which `2^L` divides `seq`, the
+/// subtree of the `2^L` leaves ending there — 32 bytes each. The subtree of level `L` and index `j` (leaves
+/// `j·2^L` to `(j+1)·2^L − 1`, leaf `i` being the event at `seq` `i + 1`) is so at offset `32·L` of the entry of
+/// `seq` `(j+1)·2^L`. An event adds one entry, of one hash in two and of two or more in the rest: about 64 bytes
+/// on average.
+enum StoredTree {
+    /// The hash of the complete subtree of `2^level` leaves starting at leaf `index << level`, as `txn` sees it.
+    static func subtree(_ txn: ReadTransaction, _ tree: Database, level: Int, index: UInt64) throws -> TreeHash {
+        let seq = (index + 1) << level
+        guard let entry = try txn.get(tree, key: Keys.seq(seq)) else {
+            throw LedgerError(.damaged, "the Merkle tree has no entry for the event", seq: seq)
+        }
+        guard entry.count >= 32 * (level + 1), entry.count % 32 == 0 else {
+            throw LedgerError(.damaged, "the Merkle tree's entry holds \(entry.count) bytes, not the hashes of its subtrees", seq: seq)
+        }
+        return TreeHash(unchecked: Array(entry[(32 * level)..<(32 * level + 32)]))
+    }
+
+    /// The tree's roots and proofs as `txn` sees it.
+    static func proofs(_ txn: ReadTransaction, _ tree: Database) -> MerkleProofs {
+        MerkleProofs { level, index in try subtree(txn, tree, level: level, index: index) }
+    }
+
+    /// The number of hashes the entry of `seq` holds: one, and one per level `L` ≥ 1 at which `2^L` divides it.
+    static func hashCount(seq: UInt64) -> Int { seq.trailingZeroBitCount + 1 }
+}
+
+/// What adds events' leaves to the tree, one after the other: it keeps the right edge of the tree (the last complete
+/// subtree of each level), so that an event's subtrees are hashed without reading the ones before.
+struct TreeAppender {
+    /// Per level: the seq that ends the last complete subtree of that level made, and its hash.
+    private var edge: [(seq: UInt64, hash: TreeHash)] = []
+
+    /// The entry of the event at `seq` (``StoredTree``), whose leaf hash is `leaf`: the leaf, then each subtree it
+    /// completes. `stored` gives a subtree of an earlier event (level, index) that this appender did not make.
+    mutating func entry(leaf: TreeHash, seq: UInt64, stored: (_ level: Int, _ index: UInt64) throws -> TreeHash) rethrows -> [UInt8] {
+        var bytes = leaf.bytes
+        var node = leaf
+        for level in 1..<StoredTree.hashCount(seq: seq) {
+            // The left sibling: the subtree of level `level - 1` that ends just before this one's right child.
+            let leftEnd = seq - (UInt64(1) << (level - 1))
+            let left = level - 1 < edge.count && edge[level - 1].seq == leftEnd
+                ? edge[level - 1].hash
+                : try stored(level - 1, (leftEnd >> (level - 1)) - 1)
+            node = TreeHash.node(left, node)
+            bytes += node.bytes
+        }
+        for level in 0..<(bytes.count / 32) {
+            let hash = TreeHash(unchecked: Array(bytes[(32 * level)..<(32 * level + 32)]))
+            if level < edge.count { edge[level] = (seq, hash) } else { edge.append((seq, hash)) }
+        }
+        return bytes
+    }
+}
