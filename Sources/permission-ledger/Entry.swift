@@ -12,13 +12,14 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         PERMISSION_LEDGER; the default is ./permission-ledger.
 
         Exit codes: 0 success; 1 input rejected (nothing written); 2 wrong usage; 3 the ledger \
-        could not be opened or read; 4 verify found damage; 5 a digest differed from --expect-digest; \
+        could not be opened or read; 4 verify or verify-bundle found damage; 5 a digest differed from --expect-digest; \
         6 the output could not be written (a full disk, an I/O error).
         """,
         subcommands: [
             Import.self, Export.self, Verify.self, Digest.self, Replay.self,
             Question.self, Questions.self, KnownHandles.self, Permissions.self,
             History.self, Diff.self, Stats.self, WhoApproved.self, Rebuild.self, Backup.self, Migrate.self, Erase.self, Retain.self,
+            Keygen.self, CheckpointCommand.self, Prove.self, ProveConsistency.self, BundleCommand.self, VerifyBundle.self,
         ]
     )
 

@@ -1,0 +1,137 @@
+import Foundation
+import PermissionLedger
+import Testing
+
+/// `bundle` and `verify-bundle` (docs/spec/PROOFS.md): one family-day child's bundle, checked end to end by the
+/// commands of its own README (Go's sumdb/note and sumdb/tlog, Python's standard library) and by `verify-bundle`.
+@Suite("audit bundles", .timeLimit(.minutes(10)))
+struct AuditBundleTests {
+    @Test("a child's bundle passes its README's third-party commands and verify-bundle, and holds nothing of another child")
+    func bundleChecksOut() throws {
+        try withBundle { sandbox, _, bundle, vkey in
+            let checks = try runReadmeCommands(bundle, vkey: vkey, sandbox: sandbox)
+            #expect(checks.status == 0, "\(checks.output)")
+            #expect(checks.output.contains("ok: the checkpoint of 1200 events is signed by example.com/family-day, and "))
+            #expect(checks.output.contains(" events of kid-ben match their leaves, none missing from the first to the last"))
+            let verified = try sandbox.run(["verify-bundle", bundle, "--vkey", vkey])
+            #expect(verified.status == 0 && verified.out.hasPrefix("ok: "), "\(verified)")
+
+            // Nothing of any other child: their events' ids, and their personal values that kid-ben's events do not hold.
+            let events = try Fixture.events("family-day.jsonl")
+            let own = Set(events.filter { $0.subject == "kid-ben" }.flatMap(personalValues))
+            let others = Set(events.filter { $0.subject != "kid-ben" }.flatMap { personalValues($0) + [$0.id] }).subtracting(own)
+            #expect(others.count > 100)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: bundle).filter { !$0.hasSuffix("events") }
+            for file in files {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: bundle + "/" + file))
+                for value in others where value.utf8.count >= 4 {
+                    #expect(bytes.range(of: Data(value.utf8)) == nil, "\(file) holds \(value), another child's")
+                }
+            }
+            let modes = try files.map { try FileManager.default.attributesOfItem(atPath: bundle + "/" + $0)[.posixPermissions] as? Int }
+            #expect(modes.allSatisfy { $0 == 0o600 || $0 == 0o700 })
+        }
+    }
+
+    @Test("a changed value, a missing event or a changed checkpoint fails both the README's commands and verify-bundle")
+    func tamperedBundlesFail() throws {
+        try withBundle { sandbox, _, bundle, vkey in
+            let seqs = try FileManager.default.contentsOfDirectory(atPath: bundle + "/events")
+                .filter { $0.hasSuffix(".json") }.compactMap { UInt64($0.dropLast(5)) }.sorted()
+            let asked = try seqs.first { seq in
+                try String(contentsOfFile: "\(bundle)/events/\(seq).json", encoding: .utf8).contains("\"question.asked\"")
+            }!
+            let middle = seqs[seqs.count / 2]
+            let tampers: [(String, (String) throws -> Void)] = [
+                ("a changed personal value", { copy in
+                    let file = "\(copy)/events/\(asked).json"
+                    let text = try String(contentsOfFile: file, encoding: .utf8)
+                    try text.replacingOccurrences(of: "\"title\":\"Approve\"", with: "\"title\":\"Approvf\"").write(toFile: file, atomically: false, encoding: .utf8)
+                }),
+                ("a missing event", { copy in
+                    for ext in ["json", "leaf", "proof"] { try FileManager.default.removeItem(atPath: "\(copy)/events/\(middle).\(ext)") }
+                }),
+                ("a changed checkpoint", { copy in
+                    let file = "\(copy)/checkpoint"
+                    var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+                    bytes[bytes.startIndex + 20] ^= 1
+                    try bytes.write(to: URL(fileURLWithPath: file))
+                }),
+            ]
+            for (index, (what, tamper)) in tampers.enumerated() {
+                let copy = sandbox.path("tampered-\(index)")
+                try FileManager.default.copyItem(atPath: bundle, toPath: copy)
+                try tamper(copy)
+                let checks = try runReadmeCommands(copy, vkey: vkey, sandbox: sandbox)
+                #expect(checks.status != 0 && checks.output.contains("FAILED: "), "\(what): \(checks.output)")
+                let verified = try sandbox.run(["verify-bundle", copy, "--vkey", vkey])
+                #expect(verified.status == 4 && verified.errorLines.count == 1, "\(what): \(verified)")
+            }
+        }
+    }
+
+    @Test("after the child is erased, the earlier bundle still verifies, and a new one proves the erased events' places")
+    func erasureChangesNoLeaf() throws {
+        try withBundle { sandbox, ledger, bundle, vkey in
+            let erase = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ben", "--basis", "guardianRequest"])
+            try #require(erase.status == 0, "\(erase)")
+            #expect(try sandbox.run(["verify-bundle", bundle, "--vkey", vkey]).status == 0)
+            let after = sandbox.path("after")
+            let run = try sandbox.run(["bundle", "--ledger", ledger, "--signing-key", sandbox.path("signing.key"), "--subject", "kid-ben", "--out", after])
+            try #require(run.status == 0, "\(run)")
+            let checks = try runReadmeCommands(after, vkey: vkey, sandbox: sandbox)
+            #expect(checks.status == 0, "\(checks.output)")
+            #expect(try sandbox.run(["verify-bundle", after, "--vkey", vkey]).status == 0)
+            for name in try FileManager.default.contentsOfDirectory(atPath: bundle + "/events") where name.hasSuffix(".leaf") {
+                let before = try Data(contentsOf: URL(fileURLWithPath: "\(bundle)/events/\(name)"))
+                #expect(try Data(contentsOf: URL(fileURLWithPath: "\(after)/events/\(name)")) == before, "\(name) changed with the erasure")
+            }
+            let consistency = try sandbox.run(["prove-consistency", "--ledger", ledger, "--signing-key", sandbox.path("signing.key"), "--from", "1200"])
+            #expect(consistency.status == 0, "\(consistency)")
+        }
+    }
+}
+
+/// A sandbox with family-day imported, a signing key, the trusted verifier key, and kid-ben's bundle.
+private func withBundle(_ body: (Sandbox, String, String, String) throws -> Void) throws {
+    try withSandbox { sandbox in
+        let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+        let keygen = try sandbox.run(["keygen", "--origin", "example.com/family-day", "--out", sandbox.path("signing.key")])
+        try #require(keygen.status == 0, "\(keygen)")
+        let vkey = try sandbox.write(keygen.out, to: "trusted.vkey")
+        let bundle = sandbox.path("kid-ben-audit")
+        let run = try sandbox.run(["bundle", "--ledger", ledger, "--signing-key", sandbox.path("signing.key"), "--subject", "kid-ben", "--out", bundle])
+        try #require(run.status == 0, "\(run)")
+        try body(sandbox, ledger, bundle, vkey)
+    }
+}
+
+/// Runs the shell commands of the bundle's README (its `sh` block), with the bundle's directory and the trusted key
+/// in place of THIS-DIRECTORY and TRUSTED-VKEY. The packages its first line installs are installed before, by the
+/// build of the Go verifier (`Tools/proof-verifier.sh`), so that line is left out.
+private func runReadmeCommands(_ bundle: String, vkey: String, sandbox: Sandbox) throws -> (status: Int32, output: String) {
+    _ = try ProofVerifier.executable()
+    let readme = try String(contentsOfFile: bundle + "/README.md", encoding: .utf8)
+    let block = try #require(readme.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+    let commands = block.split(separator: "\n").filter { !$0.hasPrefix("sudo apt-get install") }
+        .map { $0.replacingOccurrences(of: "THIS-DIRECTORY", with: bundle).replacingOccurrences(of: "TRUSTED-VKEY", with: vkey) }
+    let script = try sandbox.write("set -e\n" + commands.joined(separator: "\n") + "\n", to: "readme-commands-\(UUID().uuidString).sh")
+    let run = try sandbox.run([script], environment: ["GOCACHE": sandbox.path("gocache"), "HOME": sandbox.path("home")], program: URL(fileURLWithPath: "/bin/sh"))
+    return (run.status, run.out + run.err)
+}
+
+/// The personal values of an event, as the fixture gives them.
+private func personalValues(_ event: PermissionEvent) -> [String] {
+    switch event.payload {
+    case .questionAsked(let question):
+        var values = question.choices.map(\.title)
+        switch question.topic {
+        case .communication(let topic): values += topic.personInformation.map(\.handle.value)
+        case .significantAppUpdate(let update): values.append(update.description)
+        }
+        return values
+    case .handlesObserved(let checked, let known): return (checked + known).map(\.value)
+    case .questionAskFailed(_, let error): return error.message.map { [$0] } ?? []
+    default: return []
+    }
+}
