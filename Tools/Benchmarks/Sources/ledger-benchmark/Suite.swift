@@ -24,8 +24,9 @@ struct SuiteOptions {
     var growthSubjects = 10_000
     /// How many times the growth part runs each command; it reports the median time and the largest peak.
     var growthRuns = 3
-    /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit.
-    var parts: Set<String> = ["append", "queries", "group-commit", "growth"]
+    /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit,
+    /// growth, proofs.
+    var parts: Set<String> = ["append", "queries", "group-commit", "growth", "proofs"]
 
     static let usage = """
         usage: ledger-benchmark suite [--events N] [--batch N] [--query-events N] [--queries N] [--subjects N]
@@ -42,7 +43,8 @@ struct SuiteOptions {
           --dir DIR          where the ledgers go; the large ones are kept there and reused by the next run
           --keep             keep the append workload's ledgers too
           --only LIST        some of: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit,
-                             growth (import, verify and known-handles of growing numbers of handles, with the tool)
+                             growth (import, verify and known-handles of growing numbers of handles, with the tool),
+                             proofs (checkpoint and proof latency on the --query-events ledger against a 10,000-event one)
         """
 
     init(_ arguments: [String]) {
@@ -76,8 +78,8 @@ struct SuiteOptions {
             case "--growth-runs": growthRuns = number(argument)
             case "--only":
                 parts = Set((iterator.next() ?? "").split(separator: ",").map(String.init))
-                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth"]) else {
-                    print("--only takes a list of append, queries, group-commit and growth\n\(Self.usage)")
+                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth", "proofs"]) else {
+                    print("--only takes a list of append, queries, group-commit, growth and proofs\n\(Self.usage)")
                     exit(2)
                 }
             default:
@@ -156,6 +158,10 @@ func runSuite(_ arguments: [String]) async throws {
         log("5/5 growth: import, verify and known-handles of \(sizes) handles, of one subject and spread over "
             + "\(options.growthSubjects.formatted()) subjects …")
         figures += try measureGrowth(options)
+    }
+    if options.parts.contains("proofs") {
+        log("proofs: checkpoint, inclusion and consistency proof latency on \(options.queryEvents) events against 10,000 …")
+        figures += try measureProofs(options)
     }
 
     printTable(figures, options: options, started: started)
