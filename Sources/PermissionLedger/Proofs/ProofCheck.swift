@@ -12,12 +12,7 @@ public enum ProofCheck {
             guard sn > 0 else { return false }
             if fn & 1 == 1 || fn == sn {
                 r = TreeHash.node(p, r)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 {
-                        fn >>= 1
-                        sn >>= 1
-                    }
-                }
+                shiftToRightChild(&fn, &sn)
             } else {
                 r = TreeHash.node(r, p)
             }
@@ -50,12 +45,7 @@ public enum ProofCheck {
             if fn & 1 == 1 || fn == sn {
                 fr = TreeHash.node(c, fr)
                 sr = TreeHash.node(c, sr)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 {
-                        fn >>= 1
-                        sn >>= 1
-                    }
-                }
+                shiftToRightChild(&fn, &sn)
             } else {
                 sr = TreeHash.node(sr, c)
             }
@@ -63,5 +53,14 @@ public enum ProofCheck {
             sn >>= 1
         }
         return fr == oldRoot && sr == newRoot && sn == 0
+    }
+
+    /// RFC 9162's "if LSB(fn) is not set, right-shift both fn and sn equally until either LSB(fn) is set or fn
+    /// is 0": up past the levels where the node is a left child with no right sibling.
+    private static func shiftToRightChild(_ fn: inout UInt64, _ sn: inout UInt64) {
+        while fn & 1 == 0 && fn != 0 {
+            fn >>= 1
+            sn >>= 1
+        }
     }
 }

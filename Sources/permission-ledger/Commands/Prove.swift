@@ -23,16 +23,7 @@ struct Prove: ParsableCommand {
     func run() throws {
         let seq = try parseSeq(seq, option: "--seq")
         let point = try treePoint(size: size, asOf: asOf)
-        let signer = try signingKey.signer()
-        let opened = try ledger.openForReading()
-        let (proof, signed): (InclusionProof, SignedCheckpoint)
-        do {
-            let at = try point ?? .seq(opened.head().seq)
-            signed = try opened.checkpoint(asOf: at, signer: signer)
-            proof = try opened.read(asOf: .seq(signed.checkpoint.size)) { try $0.inclusionProof(seq: seq) }
-        } catch {
-            throw ToolFailure(error)
-        }
+        let (proof, signed) = try signedProof(ledger, at: point, signer: try signingKey.signer()) { try $0.inclusionProof(seq: seq) }
         try writeProofOutput(proof.tlogProof(checkpoint: signed), format: format, checkpoint: signed.checkpoint) { json in
             json.integer("seq", seq)
             json.integer("index", proof.index)

@@ -24,16 +24,7 @@ struct ProveConsistency: ParsableCommand {
     func run() throws {
         let old = try parseSeq(from, option: "--from")
         let point = try treePoint(size: to, asOf: asOf, option: "--to")
-        let signer = try signingKey.signer()
-        let opened = try ledger.openForReading()
-        let (proof, signed): (ConsistencyProof, SignedCheckpoint)
-        do {
-            let at = try point ?? .seq(opened.head().seq)
-            signed = try opened.checkpoint(asOf: at, signer: signer)
-            proof = try opened.read(asOf: .seq(signed.checkpoint.size)) { try $0.consistencyProof(fromSize: old) }
-        } catch {
-            throw ToolFailure(error)
-        }
+        let (proof, signed) = try signedProof(ledger, at: point, signer: try signingKey.signer()) { try $0.consistencyProof(fromSize: old) }
         try writeProofOutput(proof.witnessBody(checkpoint: signed), format: format, checkpoint: signed.checkpoint) { json in
             json.integer("oldSize", proof.oldSize)
             json.json("hashes", jsonList(proof.hashes.map(\.base64)))

@@ -11,6 +11,19 @@ func treePoint(size: String?, asOf: AsOfHeadOption, option: String = "--size") t
     return .seq(try parseSeq(size, option: option))
 }
 
+/// A proof made by `prove` in the tree up to `point` (default: the head), with the checkpoint of that tree, signed.
+func signedProof<Proof>(
+    _ ledger: LedgerOption, at point: AsOf?, signer: CheckpointSigner, _ prove: (LedgerView) throws -> Proof
+) throws -> (Proof, SignedCheckpoint) {
+    let opened = try ledger.openForReading()
+    do {
+        let signed = try opened.checkpoint(asOf: try point ?? .seq(opened.head().seq), signer: signer)
+        return (try opened.read(asOf: .seq(signed.checkpoint.size), prove), signed)
+    } catch {
+        throw ToolFailure(error)
+    }
+}
+
 /// Writes a proof's or checkpoint's text: as it is (`table`, the default), as a JSON object that holds it with
 /// the checkpoint's fields and `more`, or as one CSV row of the checkpoint's fields.
 func writeProofOutput(_ text: String, format: FormatOption, checkpoint: Checkpoint, more: (inout JSONObjectWriter) -> Void) throws {
