@@ -10,6 +10,7 @@ import Testing
         #expect(StorageTable.allCases.map(\.rawValue) == [
             "meta", "events", "eventIDs", "byRecordedAt", "subjects", "questionsByAsked", "questions", "handles",
             "permissions", "subjectEvents", "handleSubjects", "handleSets", "expiries", "keys", "handleValues", "tree",
+            "treeTop",
         ])
     }
 

@@ -278,7 +278,7 @@ final class Verifier {
         }
         switch table {
         case .questions, .handles, .permissions, .byRecordedAt, .subjectEvents, .handleSets, .tree: return seq(key)
-        case .expiries, .keys, .handleValues: return 0
+        case .expiries, .keys, .handleValues, .treeTop: return 0
         case .meta, .events, .eventIDs, .subjects, .questionsByAsked, .handleSubjects: return value.count == 8 ? seq(value) : 0
         }
     }

@@ -72,5 +72,5 @@ extension LedgerView {
         return tree
     }
 
-    private func proofs() throws -> MerkleProofs { StoredTree.proofs(txn, try storedTree()) }
+    private func proofs() throws -> MerkleProofs { StoredTree.proofs(txn, try storedTree(), top: tables.treeTop, cache: tables.treeNodes) }
 }

@@ -9,6 +9,27 @@ internal import LMDB
 /// `seq` `(j+1)·2^L`. An event adds one entry, of one hash in two and of two or more in the rest: about 64 bytes
 /// on average.
 enum StoredTree {
+    /// The lowest level whose subtrees the `treeTop` table holds too: one event in 256 completes one.
+    static let upperLevel = 8
+
+    /// The `treeTop` key of the subtree of level `level` and index `index`: the level, then the index (8 bytes,
+    /// big-endian), so that each level's subtrees are neighbours.
+    static func upperKey(level: Int, index: UInt64) -> [UInt8] {
+        var key = [UInt8(level)]
+        key.appendSeq(index)
+        return key
+    }
+
+    /// The hash of the complete subtree of `2^level` leaves starting at leaf `index << level`, as `txn` sees it:
+    /// from `top` for the levels it holds.
+    static func subtree(_ txn: ReadTransaction, _ tree: Database, top: Database?, level: Int, index: UInt64) throws -> TreeHash {
+        guard level >= upperLevel, let top else { return try subtree(txn, tree, level: level, index: index) }
+        guard let hash = try txn.get(top, key: upperKey(level: level, index: index)), hash.count == 32 else {
+            throw LedgerError(.damaged, "the Merkle tree's upper levels lack the subtree of level \(level) ending at the event", seq: (index + 1) << level)
+        }
+        return TreeHash(unchecked: Array(hash))
+    }
+
     /// The hash of the complete subtree of `2^level` leaves starting at leaf `index << level`, as `txn` sees it.
     static func subtree(_ txn: ReadTransaction, _ tree: Database, level: Int, index: UInt64) throws -> TreeHash {
         let seq = (index + 1) << level
@@ -21,9 +42,20 @@ enum StoredTree {
         return TreeHash(unchecked: Array(entry[(32 * level)..<(32 * level + 32)]))
     }
 
-    /// The tree's roots and proofs as `txn` sees it.
-    static func proofs(_ txn: ReadTransaction, _ tree: Database) -> MerkleProofs {
-        MerkleProofs { level, index in try subtree(txn, tree, level: level, index: index) }
+    /// The tree's roots and proofs as `txn` sees it, its upper levels kept in `cache`.
+    static func proofs(_ txn: ReadTransaction, _ tree: Database, top: Database?, cache: TreeNodeCache) -> MerkleProofs {
+        MerkleProofs { level, index in
+            try cache.subtree(level: level, index: index) { try subtree(txn, tree, top: top, level: level, index: index) }
+        }
+    }
+
+    /// The `treeTop` rows of an entry (``TreeAppender/entry(leaf:seq:stored:)``) of the event at `seq`: one for each
+    /// subtree of level ``upperLevel`` or more that it completes.
+    static func upperRows(of entry: [UInt8], seq: UInt64) -> [(key: [UInt8], hash: ArraySlice<UInt8>)] {
+        guard entry.count > 32 * upperLevel else { return [] }
+        return (upperLevel..<(entry.count / 32)).map { level in
+            (upperKey(level: level, index: (seq >> level) - 1), entry[(32 * level)..<(32 * level + 32)])
+        }
     }
 
     /// The number of hashes the entry of `seq` holds: one, and one per level `L` ≥ 1 at which `2^L` divides it.

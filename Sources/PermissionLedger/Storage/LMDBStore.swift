@@ -406,6 +406,9 @@ final class LMDBStore: ProjectionStore {
             try StoredTree.subtree(txn.reader, tree, level: level, index: index)
         }
         try keptCursor(tree).put(key: Keys.seq(seq), value: entry, flags: .append)
+        if let top = tables.treeTop {
+            for (key, hash) in StoredTree.upperRows(of: entry, seq: seq) { try txn.put(top, key: key, value: Array(hash)) }
+        }
     }
 
     /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.

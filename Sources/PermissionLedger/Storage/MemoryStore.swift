@@ -150,6 +150,7 @@ final class MemoryStore: ProjectionStore {
                     preconditionFailure("a replay from the first event makes every subtree before \(seq) itself")
                 }
                 self.record(.tree, Keys.seq(seq), entry)
+                for (key, hash) in StoredTree.upperRows(of: entry, seq: seq) { self.record(.treeTop, key, Array(hash)) }
             }
         }
         eventIDs[ByteKey(Array(event.id.utf8))] = seq

@@ -42,6 +42,10 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     /// seq → the hashes of the Merkle tree's complete subtrees whose last leaf is that event's (`StoredTree`):
     /// the tree over the log (docs/spec/PROOFS.md), for the root of any size and any proof in a few lookups.
     case tree
+    /// level (1 byte) ‖ index (8 bytes) → the hash of the tree's complete subtree of `2^level` leaves at that index,
+    /// for levels of 8 and more (`StoredTree.upperLevel`): the few nodes every proof of a large tree goes through,
+    /// together in a table of their own (some 4 MB for 10,000,000 events) rather than one page apart each.
+    case treeTop
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
     /// with a rebuild (every table but `meta`, `keys`, `handleValues` and the log, `events`).
@@ -81,6 +85,10 @@ struct Tables: Sendable {
     /// `nil` in a ledger of format 1, and in one made before it kept the Merkle tree and open read-only (its
     /// projections, older, are rebuilt, tree and all, when it is opened for writing).
     let tree: Database?
+    /// Present when `tree` is.
+    let treeTop: Database?
+    /// The upper levels of the tree that this open ledger's readers have read.
+    let treeNodes = TreeNodeCache()
     /// The ledger's keys, for a ledger whose personal fields are sealed (format 2); `nil` for format 1, whose
     /// records hold them as they are, and for a ledger opened without its key (`verify`).
     var keyRing: KeyRing?
@@ -116,11 +124,14 @@ struct Tables: Sendable {
             handleValues = create ? try open(.handleValues) : nil
             madeHandleValues = create
         }
+        let opened: (tree: Database, top: Database)?
         do {
-            tree = try open(.tree)
+            opened = (try open(.tree), try open(.treeTop))
         } catch let error as LMDBError where error == .notFound && !create {
-            tree = nil
+            opened = nil
         }
+        tree = opened?.tree
+        treeTop = opened?.top
     }
 
     /// The database of `table`.
@@ -142,6 +153,7 @@ struct Tables: Sendable {
         case .keys: keys!
         case .handleValues: handleValues!
         case .tree: tree!
+        case .treeTop: treeTop!
         }
     }
 
@@ -152,6 +164,7 @@ struct Tables: Sendable {
         case .keys: keys
         case .handleValues: handleValues
         case .tree: tree
+        case .treeTop: treeTop
         default: self[table]
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import PermissionLedger
+import PermissionLedgerTesting
 
 /// Checkpoint and proof latency (docs/spec/PROOFS.md): on the large ledger of the queries part
 /// (`--query-events`, kept in `--dir`) against a ledger of 10,000 events, each op timed alone, in turns. Roots and
