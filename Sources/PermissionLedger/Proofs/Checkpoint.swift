@@ -13,6 +13,7 @@ public struct Checkpoint: Hashable, Sendable {
     /// The tree's root (RFC 9162 `MTH`).
     public var root: TreeHash
 
+    /// The checkpoint of the tree of `size` leaves whose root is `root`, of the log named `origin`.
     public init(origin: String, size: UInt64, root: TreeHash) {
         self.origin = origin
         self.size = size
@@ -31,7 +32,9 @@ public struct Checkpoint: Hashable, Sendable {
 
 /// A checkpoint with its signatures, as published.
 public struct SignedCheckpoint: Hashable, Sendable {
+    /// What it says: origin, size and root.
     public let checkpoint: Checkpoint
+    /// The signed note that says it: its text and signature lines.
     public let note: SignedNote
 
     init(checkpoint: Checkpoint, note: SignedNote) {

@@ -57,6 +57,8 @@ public struct SignedNote: Hashable, Sendable {
 
 /// Why a key, a checkpoint, a proof or a bundle is not valid, in plain words: what an auditor reads.
 public struct ProofError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What does not hold, and where, in plain words.
     public var description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }

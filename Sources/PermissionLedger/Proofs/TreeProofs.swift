@@ -9,6 +9,7 @@ public struct InclusionProof: Hashable, Sendable {
     /// The proof's hashes, from the leaf's sibling up to the root's child.
     public var hashes: [TreeHash]
 
+    /// The proof of leaf `index` in the tree of `size` leaves, made of `hashes`.
     public init(index: UInt64, size: UInt64, hashes: [TreeHash]) {
         self.index = index
         self.size = size
@@ -63,6 +64,7 @@ public struct ConsistencyProof: Hashable, Sendable {
     /// The proof's hashes (none when the old tree is empty or the same tree).
     public var hashes: [TreeHash]
 
+    /// The proof that the tree of `newSize` leaves extends the tree of `oldSize`, made of `hashes`.
     public init(oldSize: UInt64, newSize: UInt64, hashes: [TreeHash]) {
         self.oldSize = oldSize
         self.newSize = newSize
