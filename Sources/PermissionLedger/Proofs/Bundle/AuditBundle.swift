@@ -83,10 +83,14 @@ public enum AuditBundle {
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw failure(path, "created") }
             defer { close(fd) }
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard written == bytes.count else { throw failure(path, "written") }
+            guard writeAll(fd, bytes) else { throw failure(path, "written") }
         }
     }
 
     private static func quotedSubject(_ subject: String) -> String { "\"\(subject)\"" }
+}
+
+/// `write(2)` of all of `bytes` to `fd`: false when it wrote fewer.
+private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
 }
