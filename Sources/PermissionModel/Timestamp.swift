@@ -58,6 +58,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// The canonical UTC form: `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
     public var description: String { RFC3339.format(self) }
+
+    /// Appends ``description``'s bytes (ASCII) to `bytes`, without making a string.
+    package func appendRFC3339(to bytes: inout [UInt8]) { RFC3339.append(self, to: &bytes) }
 }
 
 enum RFC3339 {
@@ -167,6 +170,14 @@ enum RFC3339 {
     }
 
     static func format(_ time: Timestamp) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(27)
+        append(time, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the canonical form of `time` (``format(_:)``) to `out`, as ASCII.
+    static func append(_ time: Timestamp, to out: inout [UInt8]) {
         // Every time the ledger makes is in range; clamping keeps a damaged value from printing garbage.
         let t = Timestamp(microseconds: min(max(time.microseconds, Timestamp.earliest.microseconds), Timestamp.latest.microseconds))
         var days = t.microseconds / microsPerDay
@@ -175,18 +186,22 @@ enum RFC3339 {
         let (y, m, d) = civilFromDays(days)
         let secs = rest / 1_000_000
         let fraction = rest % 1_000_000
-        var out = [UInt8]()
-        out.reserveCapacity(27)
-        func put(_ v: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: 48, count: width)
-            var x = v
-            for k in stride(from: width - 1, through: 0, by: -1) { digits[k] = UInt8(48 + x % 10); x /= 10 }
-            out.append(contentsOf: digits)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { text in
+            var count = 0
+            func put(_ v: Int64, _ width: Int) {
+                var x = v
+                for k in stride(from: count + width - 1, through: count, by: -1) { text[k] = UInt8(48 + x % 10); x /= 10 }
+                count += width
+            }
+            func put(_ byte: UInt8) {
+                text[count] = byte
+                count += 1
+            }
+            put(y, 4); put(45); put(m, 2); put(45); put(d, 2); put(84)
+            put(secs / 3600, 2); put(58); put(secs / 60 % 60, 2); put(58); put(secs % 60, 2)
+            if fraction != 0 { put(46); put(fraction, 6) }
+            put(90)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<count]))
         }
-        put(y, 4); out.append(45); put(m, 2); out.append(45); put(d, 2); out.append(84)
-        put(secs / 3600, 2); out.append(58); put(secs / 60 % 60, 2); out.append(58); put(secs % 60, 2)
-        if fraction != 0 { out.append(46); put(fraction, 6) }
-        out.append(90)
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -58,8 +58,8 @@ extension EventJSON {
         w.string(event.type.rawValue)
         w.key("id"); w.string(event.id)
         w.key("subject"); w.string(event.subject)
-        w.key("occurredAt"); w.string(event.occurredAt.description)
-        if let recordedAt = event.recordedAt { w.key("recordedAt"); w.string(recordedAt.description) }
+        w.key("occurredAt"); w.time(event.occurredAt)
+        if let recordedAt = event.recordedAt { w.key("recordedAt"); w.time(recordedAt) }
         switch event.payload {
         case .questionAsked(let question):
             w.key("question")
@@ -95,7 +95,7 @@ extension EventJSON {
             w.key("erasure"); w.raw("{")
             w.key("basis", first: true); w.string(erasure.basis.rawValue)
             if let reference = erasure.reference { w.key("reference"); w.string(reference) }
-            if let before = erasure.before { w.key("before"); w.string(before.description) }
+            if let before = erasure.before { w.key("before"); w.time(before) }
             w.raw("}")
         }
     }
@@ -204,7 +204,7 @@ extension EventJSON {
         }
         w.raw("]")
         w.key("defaultChoice"); w.string(question.defaultChoiceID)
-        if let expiresAt = question.expiresAt { w.key("expiresAt"); w.string(expiresAt.description) }
+        if let expiresAt = question.expiresAt { w.key("expiresAt"); w.time(expiresAt) }
         w.raw("}")
     }
 

@@ -26,30 +26,48 @@ struct JSONWriter {
         bytes.append(0x22)
         var text = text
         text.withUTF8 { utf8 in
-            var i = 0
-            while i < utf8.count {
-                let byte = utf8[i]
-                i += 1
-                switch byte {
-                case 0x22: bytes.append(0x5C); bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-                case 0..<0x20: unicodeEscape(UInt16(byte))
-                case 0x7F where escapesLineBreakers: unicodeEscape(UInt16(byte))
-                // U+0080–U+009F: C2 80 to C2 9F.
-                case 0xC2 where escapesLineBreakers && i < utf8.count && utf8[i] < 0xA0:
-                    unicodeEscape(UInt16(utf8[i]))
-                    i += 1
-                // U+2028 and U+2029: E2 80 A8 and E2 80 A9.
-                case 0xE2 where escapesLineBreakers && i + 1 < utf8.count && utf8[i] == 0x80 && (utf8[i + 1] == 0xA8 || utf8[i + 1] == 0xA9):
-                    unicodeEscape(0x2028 + UInt16(utf8[i + 1] - 0xA8))
-                    i += 2
-                default: bytes.append(byte)
-                }
+            // Most strings need no escape: one copy of the whole buffer.
+            let lineBreakers = escapesLineBreakers
+            if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || (lineBreakers && ($0 == 0x7F || $0 == 0xC2 || $0 == 0xE2)) }) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                escaping(utf8)
             }
         }
+        bytes.append(0x22)
+    }
+
+    /// The bytes of a string that holds a character to escape, escaped as ``string(_:)`` says.
+    private mutating func escaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var i = 0
+        while i < utf8.count {
+            let byte = utf8[i]
+            i += 1
+            switch byte {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20: unicodeEscape(UInt16(byte))
+            case 0x7F where escapesLineBreakers: unicodeEscape(UInt16(byte))
+            // U+0080–U+009F: C2 80 to C2 9F.
+            case 0xC2 where escapesLineBreakers && i < utf8.count && utf8[i] < 0xA0:
+                unicodeEscape(UInt16(utf8[i]))
+                i += 1
+            // U+2028 and U+2029: E2 80 A8 and E2 80 A9.
+            case 0xE2 where escapesLineBreakers && i + 1 < utf8.count && utf8[i] == 0x80 && (utf8[i + 1] == 0xA8 || utf8[i + 1] == 0xA9):
+                unicodeEscape(0x2028 + UInt16(utf8[i + 1] - 0xA8))
+                i += 2
+            default: bytes.append(byte)
+            }
+        }
+    }
+
+    /// Writes `time` as a JSON string in its canonical RFC 3339 form (``Timestamp/description``).
+    mutating func time(_ time: Timestamp) {
+        bytes.append(0x22)
+        time.appendRFC3339(to: &bytes)
         bytes.append(0x22)
     }
 
@@ -65,7 +83,22 @@ struct JSONWriter {
         if let text { string(text) } else { raw("null") }
     }
 
-    mutating func integer<I: BinaryInteger>(_ value: I) { raw(String(value)) }
+    /// Writes `value` in decimal (every integer the ledger writes fits in 64 bits).
+    mutating func integer<I: BinaryInteger>(_ value: I) {
+        if value < 0 { bytes.append(0x2D) }
+        var rest = UInt64(value.magnitude)
+        var count = 1
+        var scan = rest
+        while scan >= 10 { scan /= 10; count += 1 }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0x30, count: count))
+        var index = start + count - 1
+        repeat {
+            bytes[index] = 0x30 + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        } while rest > 0
+    }
 
     mutating func bool(_ value: Bool) { raw(value ? "true" : "false") }
 

@@ -21,7 +21,7 @@ enum LeafData {
         if let commitment { w.key("commitment"); w.string(hexString(commitment)) }
         if let subjectPrevious { w.key("subjectPrevious"); w.integer(subjectPrevious) }
         w.raw("}")
-        return Array(w.text.utf8)
+        return w.bytes
     }
 }
 

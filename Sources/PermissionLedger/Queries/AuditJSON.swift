@@ -103,7 +103,7 @@ extension QueryJSON {
             w.raw(",\"handle\":"); EventJSON.writeHandle(r.handle, to: &w)
             w.raw(",\"seq\":"); w.integer(r.seq)
             w.raw(",\"known\":"); w.bool(r.known)
-            w.raw(",\"since\":"); w.string(r.since.description)
+            w.raw(",\"since\":"); w.time(r.since)
             w.raw(",\"until\":"); w.optionalString(r.until?.description)
             w.raw(",\"source\":")
             writeSource(r.source, to: &w)
@@ -114,7 +114,7 @@ extension QueryJSON {
                 w.raw(",\"choice\":")
                 if let choice = q.choice { EventJSON.writeChoice(choice, to: &w) } else { w.raw("null") }
                 w.raw(",\"via\":"); w.optionalString(q.via?.rawValue)
-                w.raw(",\"askedAt\":"); w.string(q.askedAt.description)
+                w.raw(",\"askedAt\":"); w.time(q.askedAt)
                 w.raw(",\"answeredAt\":"); w.optionalString(q.resolvedAt?.description)
                 w.raw(",\"late\":"); w.bool(q.late)
                 w.raw("}")
@@ -124,7 +124,7 @@ extension QueryJSON {
             w.raw(",\"ended\":")
             if let ended = r.ended {
                 w.raw("{\"by\":"); w.string(ended.cause.rawValue)
-                w.raw(",\"at\":"); w.string(ended.at.description)
+                w.raw(",\"at\":"); w.time(ended.at)
                 w.raw(",\"seq\":"); if let seq = ended.seq { w.integer(seq) } else { w.raw("null") }
                 w.raw(",\"knownAfter\":"); w.bool(ended.knownAfter)
                 w.raw("}")

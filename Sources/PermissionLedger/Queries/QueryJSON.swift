@@ -12,7 +12,7 @@ public enum QueryJSON {
 
     static func writeAsOf(_ point: AsOfPoint, to w: inout JSONWriter) {
         w.raw("{\"seq\":"); w.integer(point.seq)
-        w.raw(",\"time\":"); w.string(point.time.description)
+        w.raw(",\"time\":"); w.time(point.time)
         w.raw("}")
     }
 
@@ -45,7 +45,7 @@ public enum QueryJSON {
         w.raw("]")
         w.key("state"); w.string(q.state.rawValue)
         w.key("late"); w.bool(q.late)
-        w.key("askedAt"); w.string(q.askedAt.description)
+        w.key("askedAt"); w.time(q.askedAt)
         w.key("resolvedAt"); w.optionalString(q.resolvedAt?.description)
         w.key("expiresAt"); w.optionalString(q.question.expiresAt?.description)
         w.key("choice")
@@ -67,8 +67,8 @@ public enum QueryJSON {
                 w.raw("{\"seq\":"); w.integer(e.seq)
                 w.raw(",\"type\":"); w.string(e.type.rawValue)
                 w.raw(",\"id\":"); w.string(e.id)
-                w.raw(",\"occurredAt\":"); w.string(e.occurredAt.description)
-                w.raw(",\"recordedAt\":"); w.string(e.recordedAt.description)
+                w.raw(",\"occurredAt\":"); w.time(e.occurredAt)
+                w.raw(",\"recordedAt\":"); w.time(e.recordedAt)
                 w.raw("}")
             }
             w.raw("]")
@@ -83,7 +83,7 @@ public enum QueryJSON {
         if h.erased == nil { w.string(h.handle.value) } else { w.raw("null") }
         w.key("kind"); w.string(h.handle.kind.rawValue)
         EventJSON.writeErasure(h.erased, to: &w)
-        w.key("since"); w.string(h.since.description)
+        w.key("since"); w.time(h.since)
         w.key("until"); w.optionalString(h.until?.description)
         w.key("source")
         writeSource(h.source, to: &w)
@@ -101,7 +101,7 @@ public enum QueryJSON {
     static func writePermission(_ p: PermissionStatus, to w: inout JSONWriter) {
         w.raw("{\"permission\":"); w.string(p.permission.rawValue)
         w.key("state"); w.string(p.state.rawValue)
-        w.key("since"); w.string(p.since.description)
+        w.key("since"); w.time(p.since)
         w.key("canPrompt"); w.bool(p.canPrompt)
         w.key("cause"); w.optionalString(p.cause?.rawValue)
         w.raw("}")

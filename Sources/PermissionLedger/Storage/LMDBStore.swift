@@ -132,12 +132,14 @@ final class LMDBStore: ProjectionStore {
         recordingTokens.tokens.removeAll(keepingCapacity: true)
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
+            recordedCommitment = (seq, fields.commitment)
             return (record.stored(), record.chained)
         }
         let sealed = try SealedRecord.seal(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeyBase(subject: event.subject, recordedAt: recordedAt, keyRing).eventKey(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
+        recordedCommitment = (seq, sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         let handles = SealedRecord.handles(of: event)
         if !handles.isEmpty {
             recordingTokens.subject = event.subject
@@ -385,6 +387,9 @@ final class LMDBStore: ProjectionStore {
         }
     }
 
+    /// The commitment of the record ``record(_:recordedAt:seq:)`` made last, and its seq: the leaf of an event this
+    /// transaction records is written from the event in memory, without reading its record again.
+    private var recordedCommitment: (seq: UInt64, commitment: [UInt8]?)?
     /// The right edge of the Merkle tree, for the leaves this transaction adds.
     private var treeAppender = TreeAppender()
     /// The seq of each subject's latest event this transaction stored: the next one's leaf names it.
@@ -401,7 +406,17 @@ final class LMDBStore: ProjectionStore {
         }
         if latestSeqOfSubject.count >= cacheLimit { latestSeqOfSubject.removeAll(keepingCapacity: true) }
         latestSeqOfSubject[subject] = seq
-        guard let data = try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) else { return }
+        let data: [UInt8]
+        if let recorded = recordedCommitment, recorded.seq == seq {
+            // The event as recorded, its personal members left out as they are in the record's envelope.
+            data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
+            assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
+                   "the leaf of seq \(seq) made from the event differs from the one its record gives")
+        } else {
+            // A rebuild: the record is what was stored.
+            guard let stored = try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) else { return }
+            data = stored
+        }
         let entry = try treeAppender.entry(leaf: .leaf(data), seq: seq) { level, index in
             try StoredTree.subtree(txn.reader, tree, level: level, index: index)
         }
