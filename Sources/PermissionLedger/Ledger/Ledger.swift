@@ -101,7 +101,7 @@ public final class Ledger: Sendable {
 
     /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
     /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
-    static let projectionsVersion: UInt8 = 8
+    static let projectionsVersion: UInt8 = 9
 
     /// The ledger's directory.
     public let path: String

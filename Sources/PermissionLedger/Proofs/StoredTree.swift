@@ -9,8 +9,8 @@ internal import LMDB
 /// `seq` `(j+1)·2^L`. An event adds one entry, of one hash in two and of two or more in the rest: about 64 bytes
 /// on average.
 enum StoredTree {
-    /// The lowest level whose subtrees the `treeTop` table holds too: one event in 256 completes one.
-    static let upperLevel = 8
+    /// The lowest level whose subtrees the `treeTop` table holds too: one event in 64 completes one.
+    static let upperLevel = 6
 
     /// The `treeTop` key of the subtree of level `level` and index `index`: the level, then the index (8 bytes,
     /// big-endian), so that each level's subtrees are neighbours.
@@ -44,8 +44,31 @@ enum StoredTree {
 
     /// The tree's roots and proofs as `txn` sees it, its upper levels kept in `cache`.
     static func proofs(_ txn: ReadTransaction, _ tree: Database, top: Database?, cache: TreeNodeCache) -> MerkleProofs {
-        MerkleProofs { level, index in
+        if let top, cache.wantsPreload, let cursor = try? txn.cursor(top) {
+            // Highest levels first; of a very large tree, as many as its levels of fewer than `limit` nodes hold.
+            cache.preload(UpperNodes(cursor: cursor).prefix(2 * TreeNodeCache.limit))
+        }
+        return MerkleProofs { level, index in
             try cache.subtree(level: level, index: index) { try subtree(txn, tree, top: top, level: level, index: index) }
+        }
+    }
+
+    /// The subtrees the `treeTop` table holds, from its last entry back (highest levels first); rows that are not
+    /// a level, an index and a hash are passed over, for the lookups that read them one by one to report.
+    struct UpperNodes: Sequence, IteratorProtocol {
+        let cursor: Cursor
+        private var started = false
+
+        init(cursor: Cursor) { self.cursor = cursor }
+
+        mutating func next() -> (level: Int, index: UInt64, hash: TreeHash)? {
+            while let entry = try? (started ? cursor.previous() : cursor.last()) {
+                started = true
+                guard entry.key.count == 9, entry.value.count == 32 else { continue }
+                let index = Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: entry.key[1...]))
+                return (Int(entry.key[0]), index, TreeHash(unchecked: Array(entry.value)))
+            }
+            return nil
         }
     }
 

@@ -43,8 +43,8 @@ public enum StorageTable: String, CaseIterable, Hashable, Sendable {
     /// the tree over the log (docs/spec/PROOFS.md), for the root of any size and any proof in a few lookups.
     case tree
     /// level (1 byte) ‖ index (8 bytes) → the hash of the tree's complete subtree of `2^level` leaves at that index,
-    /// for levels of 8 and more (`StoredTree.upperLevel`): the few nodes every proof of a large tree goes through,
-    /// together in a table of their own (some 4 MB for 10,000,000 events) rather than one page apart each.
+    /// for levels of 6 and more (`StoredTree.upperLevel`): the nodes every proof of a large tree goes through,
+    /// together in a table of their own (some 16 MB for 10,000,000 events) rather than one page apart each.
     case treeTop
 
     /// Whether the table holds state derived from the log: what a rebuild writes again and `verify` compares
