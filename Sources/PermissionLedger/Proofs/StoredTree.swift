@@ -33,7 +33,12 @@ enum StoredTree {
     /// The hash of the complete subtree of `2^level` leaves starting at leaf `index << level`, as `txn` sees it.
     static func subtree(_ txn: ReadTransaction, _ tree: Database, level: Int, index: UInt64) throws -> TreeHash {
         let seq = (index + 1) << level
-        guard let entry = try txn.get(tree, key: Keys.seq(seq)) else {
+        return try hash(in: try txn.get(tree, key: Keys.seq(seq)), level: level, seq: seq)
+    }
+
+    /// The subtree of level `level` in the entry of `seq` (`nil`: there is none).
+    private static func hash(in entry: UnsafeRawBufferPointer?, level: Int, seq: UInt64) throws -> TreeHash {
+        guard let entry else {
             throw LedgerError(.damaged, "the Merkle tree has no entry for the event", seq: seq)
         }
         guard entry.count >= 32 * (level + 1), entry.count % 32 == 0 else {
@@ -48,8 +53,32 @@ enum StoredTree {
             // Highest levels first; of a very large tree, as many as its levels of fewer than `limit` nodes hold.
             cache.preload(UpperNodes(cursor: cursor).prefix(2 * TreeNodeCache.limit))
         }
+        // The levels the `tree` table alone holds are read through one cursor: a proof's lookups there fall on a
+        // page or two near its leaf, which LMDB then searches without descending the tree again.
+        let lower = LowerLevels(txn: txn, tree: tree)
         return MerkleProofs { level, index in
-            try cache.subtree(level: level, index: index) { try subtree(txn, tree, top: top, level: level, index: index) }
+            try cache.subtree(level: level, index: index) {
+                guard level < upperLevel || top == nil else { return try subtree(txn, tree, top: top, level: level, index: index) }
+                return try lower.subtree(level: level, index: index)
+            }
+        }
+    }
+
+    /// Lookups in the `tree` table through one cursor, opened at the first.
+    final class LowerLevels {
+        let txn: ReadTransaction
+        let tree: Database
+        private var cursor: Cursor?
+
+        init(txn: ReadTransaction, tree: Database) {
+            self.txn = txn
+            self.tree = tree
+        }
+
+        func subtree(level: Int, index: UInt64) throws -> TreeHash {
+            let seq = (index + 1) << level
+            if cursor == nil { cursor = try txn.cursor(tree) }
+            return try hash(in: try cursor!.seek(Keys.seq(seq))?.value, level: level, seq: seq)
         }
     }
 
