@@ -49,9 +49,9 @@ enum StoredTree {
 
     /// The tree's roots and proofs as `txn` sees it, its upper levels kept in `cache`.
     static func proofs(_ txn: ReadTransaction, _ tree: Database, top: Database?, cache: TreeNodeCache) -> MerkleProofs {
-        if let top, cache.wantsPreload, let cursor = try? txn.cursor(top) {
+        if let top {
             // Highest levels first; of a very large tree, as many as its levels of fewer than `limit` nodes hold.
-            cache.preload(UpperNodes(cursor: cursor).prefix(2 * TreeNodeCache.limit))
+            cache.preloadIfWanted { (try? txn.cursor(top)).map { Array(UpperNodes(cursor: $0).prefix(2 * TreeNodeCache.limit)) } ?? [] }
         }
         // The levels the `tree` table alone holds are read through one cursor: a proof's lookups there fall on a
         // page or two near its leaf, which LMDB then searches without descending the tree again.

@@ -56,6 +56,17 @@ final class TreeNodeCache: @unchecked Sendable {
     /// Whether readers missed often enough that loading the upper levels in one pass pays.
     var wantsPreload: Bool { lock.withLock { !preloaded && misses >= preloadAfterMisses } }
 
+    /// Once readers have missed often enough, keeps the subtrees `load` reads (the upper levels as `treeTop` holds
+    /// them). One reader loads them, outside the lock, so that the others' lookups do not wait on its reads.
+    func preloadIfWanted(_ load: () -> [(level: Int, index: UInt64, hash: TreeHash)]) {
+        let claimed = lock.withLock { () -> Bool in
+            guard !preloaded, misses >= preloadAfterMisses else { return false }
+            preloaded = true
+            return true
+        }
+        if claimed { preload(load()) }
+    }
+
     /// Keeps the subtrees `nodes` gives (the upper levels as `treeTop` holds them), those that a level keeps.
     func preload(_ nodes: some Sequence<(level: Int, index: UInt64, hash: TreeHash)>) {
         lock.withLock {
