@@ -40,6 +40,24 @@ import Testing
         }
     }
 
+    /// A level that grows as a log does, one index after the other, past the 2 MB from which its memory is advised
+    /// as huge pages: each growth keeps every hash kept before it.
+    @Test func aLevelKeepsItsHashesAsItGrows() {
+        let cache = TreeNodeCache()
+        let level = TreeNodeCache.minimumLevel
+        func hash(_ index: UInt64) -> TreeHash { .leaf(Array("node \(index)".utf8)) }
+        let count: UInt64 = 70_000  // 2.1 MB of hashes
+        for index in 0..<count {
+            #expect(cache.subtree(level: level, index: index) { hash(index) } == hash(index))
+        }
+        var reads = 0
+        for index in 0..<count where cache.subtree(level: level, index: index, { reads += 1; return TreeHash.empty }) != hash(index) {
+            Issue.record("index \(index) of level \(level) is not the hash kept for it")
+            break
+        }
+        #expect(reads == 0)
+    }
+
     @Test func proofsThroughTheCacheAreTheTreesAndReadEachUpperSubtreeOnce() throws {
         let stored = StoredSubtrees(count: 5_000)
         let direct = MerkleProofs { level, index in stored.uncounted(level, index) }

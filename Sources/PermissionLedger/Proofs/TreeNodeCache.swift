@@ -26,12 +26,12 @@ final class TreeNodeCache: @unchecked Sendable {
 
     /// One level's hashes: 32 bytes at offset `32 · index`, and which indexes are set.
     private struct Level {
-        var hashes: [UInt8] = []
+        var hashes = HashMemory(count: 0)
         var present: [UInt64] = []
 
         func hash(_ index: Int) -> TreeHash? {
             guard index < present.count * 64, present[index >> 6] & (1 << (index & 63)) != 0 else { return nil }
-            return TreeHash(unchecked: Array(hashes[(32 * index)..<(32 * index + 32)]))
+            return TreeHash(unchecked: Array(UnsafeRawBufferPointer(start: hashes.start + 32 * index, count: 32)))
         }
 
         mutating func set(_ index: Int, _ hash: TreeHash) {
@@ -39,11 +39,41 @@ final class TreeNodeCache: @unchecked Sendable {
                 // Room for twice as many, so that a growing tree extends each level a few times only.
                 let words = min(max((index >> 6) + 1, present.count * 2), TreeNodeCache.limit >> 6)
                 present.append(contentsOf: repeatElement(0, count: words - present.count))
-                hashes.append(contentsOf: repeatElement(0, count: 32 * 64 * words - hashes.count))
+                let grown = HashMemory(count: 64 * words)
+                grown.start.copyMemory(from: hashes.start, byteCount: 32 * hashes.count)
+                hashes = grown
             }
-            hashes.replaceSubrange((32 * index)..<(32 * index + 32), with: hash.bytes)
+            hash.bytes.withUnsafeBytes { (hashes.start + 32 * index).copyMemory(from: $0.baseAddress!, byteCount: 32) }
             present[index >> 6] |= 1 << (index & 63)
         }
+    }
+
+    /// The memory of one level's hashes, zeroed. A level of 2 MB or more is aligned to 2 MB and, on Linux, advised
+    /// as transparent huge pages: a proof reads one hash at a random place of each large level, and with small pages
+    /// each such read would also miss the processor's TLB (under a hypervisor, a walk of two page tables).
+    private final class HashMemory {
+        static let hugePage = 2 << 20
+        let start: UnsafeMutableRawPointer
+        /// The hashes it has room for.
+        let count: Int
+
+        init(count: Int) {
+            self.count = count
+            let size = max(32 * count, 64)
+            let huge = size >= Self.hugePage
+            let rounded = huge ? (size + Self.hugePage - 1) / Self.hugePage * Self.hugePage : size
+            var memory: UnsafeMutableRawPointer?
+            guard posix_memalign(&memory, huge ? Self.hugePage : 64, rounded) == 0, let memory else {
+                fatalError("out of memory for \(rounded) bytes of Merkle tree hashes")
+            }
+            #if os(Linux)
+            if huge { _ = madvise(memory, rounded, Int32(MADV_HUGEPAGE)) }
+            #endif
+            memory.initializeMemory(as: UInt8.self, repeating: 0, count: rounded)
+            start = memory
+        }
+
+        deinit { free(start) }
     }
 
     private let lock = NSLock()
