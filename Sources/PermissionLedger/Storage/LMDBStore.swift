@@ -100,6 +100,7 @@ final class LMDBStore: ProjectionStore {
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
     func finishWriting() throws {
+        try writeLeaves()
         guard !pendingChunks.isEmpty, let keyRing = tables.keyRing else { return }
         try pendingChunks.write(txn, tables, keyRing)
     }
@@ -228,6 +229,7 @@ final class LMDBStore: ProjectionStore {
     /// neighbours in the tree, as are the expiries of one time, so each row goes where the cursor already is.
     /// A rebuild calls it before it commits.
     func flushHeldRows() throws {
+        try writeLeaves()
         if pendingSubjectEventCount > 0 {
             let cursor = try txn.cursor(tables.subjectEvents)
             for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
@@ -347,7 +349,7 @@ final class LMDBStore: ProjectionStore {
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
-        if let tree = tables.tree { try addLeaf(event, seq: seq, record: record, newSubject: newSubject, tree) }
+        if tables.tree != nil { try addLeaf(event, seq: seq, record: record, newSubject: newSubject) }
         let seqKey = Keys.seq(seq)
         if rewritesLog {
             try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
@@ -392,11 +394,14 @@ final class LMDBStore: ProjectionStore {
     private var recordedCommitment: (seq: UInt64, commitment: [UInt8]?)?
     /// The right edge of the Merkle tree, for the leaves this transaction adds.
     private var treeAppender = TreeAppender()
+    /// The leaves of the events stored and not yet in the tree, hashed on a second thread.
+    private lazy var leafHashing = LeafHashing()
     /// The seq of each subject's latest event this transaction stored: the next one's leaf names it.
     private var latestSeqOfSubject: [ByteKey: UInt64] = [:]
 
-    /// Adds the event's leaf to the Merkle tree (``StoredTree``), with the seq of its subject's event before it.
-    private func addLeaf(_ event: PermissionEvent, seq: UInt64, record: [UInt8], newSubject: Bool, _ tree: Database) throws {
+    /// Hands the event's leaf, with the seq of its subject's event before it, to ``leafHashing``: ``writeLeaves()``
+    /// adds it to the Merkle tree (``StoredTree``).
+    private func addLeaf(_ event: PermissionEvent, seq: UInt64, record: [UInt8], newSubject: Bool) throws {
         let subject = ByteKey(Keys.subjectPrefix(event.subject))
         var previous: UInt64?
         if !newSubject {
@@ -406,23 +411,37 @@ final class LMDBStore: ProjectionStore {
         }
         if latestSeqOfSubject.count >= cacheLimit { latestSeqOfSubject.removeAll(keepingCapacity: true) }
         latestSeqOfSubject[subject] = seq
-        let data: [UInt8]
         if let recorded = recordedCommitment, recorded.seq == seq {
             // The event as recorded, its personal members left out as they are in the record's envelope.
-            data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
-            assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
-                   "the leaf of seq \(seq) made from the event differs from the one its record gives")
+            leafHashing.add(seq: seq) { [event, previous] in
+                let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
+                assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
+                       "the leaf of seq \(seq) made from the event differs from the one its record gives")
+                return data
+            }
         } else {
             // A rebuild: the record is what was stored.
-            guard let stored = try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) else { return }
-            data = stored
+            leafHashing.add(seq: seq) { [previous] in try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) }
         }
-        let entry = try treeAppender.entry(leaf: .leaf(data), seq: seq) { level, index in
-            try StoredTree.subtree(txn.reader, tree, level: level, index: index)
-        }
-        try keptCursor(tree).put(key: Keys.seq(seq), value: entry, flags: .append)
-        if let top = tables.treeTop {
-            for (key, hash) in StoredTree.upperRows(of: entry, seq: seq) { try txn.put(top, key: key, value: Array(hash)) }
+        // Hashes wait in memory until written: a transaction of millions of events writes them as it goes.
+        if leafHashing.count >= Self.leavesHeldBack { try writeLeaves() }
+    }
+
+    /// The leaves ``leafHashing`` holds at most before they are written.
+    static let leavesHeldBack = 16_384
+
+    /// Adds the leaves hashed so far to the Merkle tree, in seq order, and writes their entries (``StoredTree``).
+    /// Called before the transaction commits (``finishWriting()``, ``flushHeldRows()``), and as leaves pile up.
+    private func writeLeaves() throws {
+        guard leafHashing.count > 0, let tree = tables.tree else { return }
+        for (seq, leaf) in try leafHashing.take() {
+            let entry = try treeAppender.entry(leaf: leaf, seq: seq) { level, index in
+                try StoredTree.subtree(txn.reader, tree, level: level, index: index)
+            }
+            try keptCursor(tree).put(key: Keys.seq(seq), value: entry, flags: .append)
+            if let top = tables.treeTop {
+                for (key, hash) in StoredTree.upperRows(of: entry, seq: seq) { try txn.put(top, key: key, value: Array(hash)) }
+            }
         }
     }
 
