@@ -51,6 +51,7 @@ final class LeafHashing: @unchecked Sendable {
         // The wait orders the hashing thread's writes before the reads below.
         group.wait()
         defer {
+            waiting.removeAll(keepingCapacity: true)
             hashed.removeAll(keepingCapacity: true)
             failure = nil
             count = 0
@@ -59,7 +60,6 @@ final class LeafHashing: @unchecked Sendable {
         for (seq, leaf) in waiting {
             if let data = try leaf() { hashed.append((seq, .leaf(data))) }
         }
-        waiting.removeAll(keepingCapacity: true)
         return hashed
     }
 }
