@@ -433,7 +433,7 @@ final class LMDBStore: ProjectionStore {
     /// Adds the leaves hashed so far to the Merkle tree, in seq order, and writes their entries (``StoredTree``).
     /// Called before the transaction commits (``finishWriting()``, ``flushHeldRows()``), and as leaves pile up.
     private func writeLeaves() throws {
-        guard leafHashing.count > 0, let tree = tables.tree else { return }
+        guard let tree = tables.tree, leafHashing.count > 0 else { return }
         for (seq, leaf) in try leafHashing.take() {
             let entry = try treeAppender.entry(leaf: leaf, seq: seq) { level, index in
                 try StoredTree.subtree(txn.reader, tree, level: level, index: index)
