@@ -34,13 +34,19 @@ final class LeafHashing: @unchecked Sendable {
         let work = waiting
         waiting.removeAll(keepingCapacity: true)
         queue.async(group: group) {
-            for (seq, leaf) in work where self.failure == nil {
-                do {
-                    if let data = try leaf() { self.hashed.append((seq, .leaf(data))) }
-                } catch {
-                    self.failure = error
-                }
+            guard self.failure == nil else { return }
+            do {
+                try self.hash(work)
+            } catch {
+                self.failure = error
             }
+        }
+    }
+
+    /// Makes and hashes `leaves` in order, onto ``hashed``; stops at the first that throws.
+    private func hash(_ leaves: [(seq: UInt64, leaf: Leaf)]) throws {
+        for (seq, leaf) in leaves {
+            if let data = try leaf() { hashed.append((seq, .leaf(data))) }
         }
     }
 
@@ -57,9 +63,7 @@ final class LeafHashing: @unchecked Sendable {
             count = 0
         }
         if let failure { throw failure }
-        for (seq, leaf) in waiting {
-            if let data = try leaf() { hashed.append((seq, .leaf(data))) }
-        }
+        try hash(waiting)
         return hashed
     }
 }
