@@ -9,6 +9,7 @@
 //   ledger-benchmark pages LEDGER        which tables a durable commit rewrites, in leaf pages (a diagnosis)
 //   ledger-benchmark disk [options]      what one fdatasync costs on this disk, by pages written (a diagnosis)
 //   ledger-benchmark rebuild LEDGER      the rebuild read ahead on a second thread against one thread, in turns
+//   ledger-benchmark profile [options]  one kind of the suite's queries on the ledger alone, to profile
 //   ledger-benchmark compare [options]   the suite's figures of two builds side by side, from their JSON files
 //   ledger-benchmark workload [options]  writes the suite's seeded workload as JSON Lines to standard output
 //                                        (to study an import on its own, e.g. under `/usr/bin/time -v`)
@@ -28,8 +29,9 @@ case "workload": try writeWorkload(arguments)
 case "pages": try runPagesDiagnosis(arguments)
 case "disk": try runDiskDiagnosis(arguments)
 case "rebuild": try runRebuildDiagnosis(arguments)
+case "profile": try await runQueryProfile(arguments)
 case "compare": try runCompare(arguments)
 default:
-    print("usage: ledger-benchmark [suite | append | latency | group-commit | pages | disk | rebuild | compare | workload] [options]; --help after a mode lists its options")
+    print("usage: ledger-benchmark [suite | append | latency | group-commit | pages | disk | rebuild | profile | compare | workload] [options]; --help after a mode lists its options")
     exit(2)
 }
