@@ -84,6 +84,33 @@ import Testing
         #expect(throws: EventRecord.DecodingError.self) { try record.open(eventKey: DataKeys.eventKey(dayKey: dayKey, seq: 7)) }
     }
 
+    /// A query that hands out no salt opens the fields without checking them against the commitment (the box's
+    /// tag covers the chained bytes, commitment included); what hands the salt out checks it.
+    @Test func onlyAReadingThatHandsOutTheSaltChecksTheCommitment() throws {
+        let secrets = SecretSource.seeded("salted")
+        let dayKey = secrets.key(for: "k10")
+        let eventKey = DataKeys.eventKey(dayKey: dayKey, seq: 7)
+        let committed = try decodeEvent(#"{"type":"handles.observed","id":"ev-3","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)
+        let other = try decodeEvent(#"{"type":"handles.observed","id":"ev-3","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"sk8rboi","kind":"custom"}],"known":[]}"#)
+        var record = try Self.sealed(committed, dayKey: dayKey, lookupKey: secrets.key(for: "k11"), secrets: secrets)
+        let (envelope, commitment) = try record.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
+        let salted = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: true)
+        let unsalted = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: false)
+        #expect(salted.salt != nil && salted.event.salt == salted.salt)
+        #expect(unsalted.salt == nil && unsalted.event.salt == nil)
+        #expect(EventRecord.encode(unsalted.event, recordedAt: Self.recordedAt) == EventRecord.encode(salted.event, recordedAt: Self.recordedAt))
+        // Fields sealed under the record's chained bytes but not the ones its commitment covers: only a key holder
+        // can make such a box. A query shows what it holds; an export, which would hand out the salt, refuses it.
+        record.box = try SealedFields.seal(
+            PersonalFields(of: other), salt: salted.salt!, key: eventKey, additionalData: record.chained, secrets: secrets, seq: 8)
+        #expect(throws: EventRecord.DecodingError.self) {
+            try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: true)
+        }
+        let shown = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: false).event
+        guard case .handlesObserved(let checked, _) = shown.payload else { Issue.record("not an observation"); return }
+        #expect(checked.map(\.value) == ["sk8rboi"])
+    }
+
     @Test func eventsWithoutPersonalFieldsHaveNoCommitmentAndNoBox() throws {
         let secrets = SecretSource.seeded("none")
         for line in [

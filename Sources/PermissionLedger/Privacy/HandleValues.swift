@@ -93,7 +93,7 @@ struct HandleValues {
         }
         let record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
         let tokens = SealedRecord.handles(of: try record.tokenizedEvent())
-        let event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables)
+        let event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables, salted: false)
         return (Dictionary(zip(tokens.map(\.value), SealedRecord.handles(of: event)), uniquingKeysWith: { first, _ in first }), event.erased)
     }
 

@@ -84,7 +84,7 @@ public struct LedgerView {
 
     /// The status of question `id` from its row as of the point, the version written by the event at `versionSeq`.
     private func status(id: UUID, row: QuestionRow, versionSeq: UInt64) throws -> QuestionStatus {
-        guard let asked = try txn.event(tables, seq: row.askedSeq), case .questionAsked(let question) = asked.payload else {
+        guard let asked = try txn.event(tables, seq: row.askedSeq, salted: false), case .questionAsked(let question) = asked.payload else {
             throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
         }
         var state = row.state
@@ -92,7 +92,7 @@ public struct LedgerView {
         var error = row.error
         var errorErased: ErasureMark?
         // Where records are sealed, a failure's message is read from the failure's event.
-        if tables.keys != nil, row.state == .failed, let event = try txn.event(tables, seq: versionSeq),
+        if tables.keys != nil, row.state == .failed, let event = try txn.event(tables, seq: versionSeq, salted: false),
            case .questionAskFailed(_, let failure) = event.payload {
             error = failure
             errorErased = event.erased

@@ -17,8 +17,11 @@ func decodeStoredHeader(_ value: UnsafeRawBufferPointer, id: Bool = true) throws
 /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`, and its personal fields: a sealed record
 /// (format 2) is opened with its key, from `tables.keyRing`.
 ///
+/// A query that shows what it reads and hands out no salt passes `salted: false`: the event comes without its
+/// salt, and its fields are not checked against the commitment, which the AEAD's tag covers already.
+///
 /// - Throws: `.keyUnavailable` when the record is sealed and the ledger was opened without its key.
-func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTransaction, tables: Tables) throws -> PermissionEvent {
+func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool = true) throws -> PermissionEvent {
     let stored = try storedParts(value)
     var event: PermissionEvent
     if stored.record.first == SealedRecord.version {
@@ -34,7 +37,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
             // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
             if !record.box.isEmpty, let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
-                event = try record.open(envelope: envelope, commitment: commitment, eventKey: key).event
+                event = try record.open(envelope: envelope, commitment: commitment, eventKey: key, salted: salted).event
             } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
                 if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
                 // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the

@@ -9,16 +9,17 @@ extension ReadTransaction {
         return try cursor.latest(entity, atMost: seq)
     }
 
-    /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`.
     /// The stored event with event id `id`, whatever its `seq`.
     func event(_ tables: Tables, id: String) throws -> PermissionEvent? {
         guard let value = try get(tables.eventIDs, key: Array(id.utf8)) else { return nil }
         return try event(tables, seq: Keys.decodeSeq(value))
     }
 
-    func event(_ tables: Tables, seq: UInt64) throws -> PermissionEvent? {
+    /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`; with its salt unless `salted` is false
+    /// (``decodeStoredEvent(_:seq:txn:tables:salted:)``).
+    func event(_ tables: Tables, seq: UInt64, salted: Bool = true) throws -> PermissionEvent? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
-        return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables)
+        return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables, salted: salted)
     }
 
     /// The header of the stored event at `seq` (see `EventRecord.decodeHeader`).

@@ -122,11 +122,14 @@ import PermissionModel
     }
 
     /// ``open(eventKey:)`` of a record whose envelope and commitment (``envelope(_:)`` of its chained part) are read.
-    func open(envelope: PermissionEvent, commitment: [UInt8]?, eventKey: SymmetricKey) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
+    /// Without `salted`, the event comes without its salt, and its fields are not checked against the commitment
+    /// (``SealedFields/open(_:key:additionalData:commitment:checkingCommitment:)``).
+    func open(envelope: PermissionEvent, commitment: [UInt8]?, eventKey: SymmetricKey, salted: Bool = true) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
         guard let commitment else { return (envelope, nil) }
         guard !box.isEmpty else { throw .init(reason: "the personal fields are erased") }
-        let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment)
+        let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment, checkingCommitment: salted)
         var event = try fields.restoring(envelope)
+        guard salted else { return (event, nil) }
         event.salt = salt
         return (event, salt)
     }
