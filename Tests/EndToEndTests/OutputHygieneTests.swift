@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PermissionLedger
 @testable import permission_ledger
+import PermissionModel
 
 /// Values are data, never instructions to whatever shows them (docs/spec/CLI.md, "Common").
 @Suite("output hygiene", .timeLimit(.minutes(10)))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PermissionModel
 import PermissionLedger
 
 struct VerifyBundle: ParsableCommand {

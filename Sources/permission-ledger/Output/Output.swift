@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PermissionModel
 import PermissionLedger
 
 /// Writes one line to standard error, ``displayed(_:)``: whatever a message quotes (a file name, an argument,
