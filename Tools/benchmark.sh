@@ -4,7 +4,7 @@
 #
 #   bash Tools/benchmark.sh                      # the full suite (30 to 60 minutes on 2 cores; 20 GB of disk in /tmp)
 #   bash Tools/benchmark.sh --events 100000 --query-events 1000000 --queries 500   # a quick look
-#   bash Tools/benchmark.sh --only append        # some parts: append, queries, group-commit, growth
+#   bash Tools/benchmark.sh --only append        # some parts: append, queries, group-commit, growth, proofs, report
 #   bash Tools/benchmark.sh --baseline REF --only queries   # this build against git REF, in turns (--rounds N, 3)
 #   bash Tools/benchmark.sh --help               # every option
 #

@@ -19,7 +19,7 @@ struct PermissionLedgerTool: AsyncParsableCommand {
             Import.self, Export.self, Verify.self, Digest.self, Replay.self,
             Question.self, Questions.self, KnownHandles.self, Permissions.self,
             History.self, Diff.self, Stats.self, WhoApproved.self, Rebuild.self, Backup.self, Migrate.self, Erase.self, Retain.self,
-            Keygen.self, CheckpointCommand.self, Prove.self, ProveConsistency.self, BundleCommand.self, VerifyBundle.self,
+            Keygen.self, CheckpointCommand.self, Prove.self, ProveConsistency.self, BundleCommand.self, VerifyBundle.self, ReportCommand.self,
         ]
     )
 

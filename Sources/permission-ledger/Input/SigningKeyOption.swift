@@ -16,9 +16,16 @@ struct SigningKeyOption: ParsableArguments {
 
     /// The key, read from its file: wrong usage (exit 2) when none is named, exit 3 when it cannot be used.
     func signer() throws -> CheckpointSigner {
-        let named = signingKey ?? ProcessInfo.processInfo.environment[Self.variable].flatMap { $0.isEmpty ? nil : $0 }
-        guard let path = named else {
+        guard let signer = try optionalSigner() else {
             throw ToolFailure(.usage, "usage: no signing key: give --signing-key FILE or set \(Self.variable) (make one with permission-ledger keygen)")
+        }
+        return signer
+    }
+
+    /// The key when one is named, else `nil`; exit 3 when the one named cannot be used.
+    func optionalSigner() throws -> CheckpointSigner? {
+        guard let path = signingKey ?? ProcessInfo.processInfo.environment[Self.variable].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return nil
         }
         do {
             return try CheckpointSigner(keyFile: path)

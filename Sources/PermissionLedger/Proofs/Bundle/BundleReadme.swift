@@ -1,5 +1,16 @@
 /// The README of an audit bundle: what it holds, how to check it with third-party tools, and what it cannot prove.
 enum BundleReadme {
+    /// The shell commands that check a bundle in `directory` with third-party tools, one a line.
+    static func checkCommands(directory: String) -> String {
+        """
+        sudo apt-get install golang-go golang-golang-x-mod-dev python3
+        cd \(directory)
+        diff vkey TRUSTED-VKEY                                            # the key you were given by the operator
+        GOPATH=/usr/share/gocode GO111MODULE=off go run check-proofs.go   # the signature, and every event in the tree
+        python3 check-leaves.py                                           # every event is what its leaf commits to, none missing
+        """
+    }
+
     static func text(subject: String, checkpoint: Checkpoint, seqs: [UInt64]) -> String {
         """
         # Audit bundle: the events of one child
@@ -23,11 +34,7 @@ enum BundleReadme {
         On Debian or Ubuntu, with Go's own checksum-database libraries and Python:
 
         ```sh
-        sudo apt-get install golang-go golang-golang-x-mod-dev python3
-        cd THIS-DIRECTORY
-        diff vkey TRUSTED-VKEY                                            # the key you were given by the operator
-        GOPATH=/usr/share/gocode GO111MODULE=off go run check-proofs.go   # the signature, and every event in the tree
-        python3 check-leaves.py                                           # every event is what its leaf commits to, none missing
+        \(checkCommands(directory: "THIS-DIRECTORY"))
         ```
 
         Each check prints one line starting with `ok:`, or `FAILED:` and what failed. Any C2SP-compatible tool

@@ -42,7 +42,7 @@ func measureProofs(_ options: SuiteOptions) throws -> [Figure] {
 /// The ledger at `folder/ledger` with `events` events (built in process when it is not there, the large one as the
 /// queries part builds it), opened for writing once so that a ledger from an older build gets its tree, then open
 /// read-only, with a signing key of its own in `folder`, and its head.
-private func proofLedger(_ folder: String, events: Int, options: SuiteOptions) throws -> (Ledger, CheckpointSigner, UInt64) {
+func proofLedger(_ folder: String, events: Int, options: SuiteOptions) throws -> (Ledger, CheckpointSigner, UInt64) {
     let path = folder + "/ledger"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     try {

@@ -25,8 +25,8 @@ struct SuiteOptions {
     /// How many times the growth part runs each command; it reports the median time and the largest peak.
     var growthRuns = 3
     /// The parts to run: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit,
-    /// growth, proofs.
-    var parts: Set<String> = ["append", "queries", "group-commit", "growth", "proofs"]
+    /// growth, proofs, report.
+    var parts: Set<String> = ["append", "queries", "group-commit", "growth", "proofs", "report"]
 
     static let usage = """
         usage: ledger-benchmark suite [--events N] [--batch N] [--query-events N] [--queries N] [--subjects N]
@@ -44,7 +44,8 @@ struct SuiteOptions {
           --keep             keep the append workload's ledgers too
           --only LIST        some of: append (with rebuild and bytes on disk), queries (with the import's memory), group-commit,
                              growth (import, verify and known-handles of growing numbers of handles, with the tool),
-                             proofs (checkpoint and proof latency on the --query-events ledger against a 10,000-event one)
+                             proofs (checkpoint and proof latency on the --query-events ledger against a 10,000-event one),
+                             report (one child's audit report on the --query-events ledger)
         """
 
     init(_ arguments: [String]) {
@@ -78,8 +79,8 @@ struct SuiteOptions {
             case "--growth-runs": growthRuns = number(argument)
             case "--only":
                 parts = Set((iterator.next() ?? "").split(separator: ",").map(String.init))
-                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth", "proofs"]) else {
-                    print("--only takes a list of append, queries, group-commit, growth and proofs\n\(Self.usage)")
+                guard !parts.isEmpty, parts.isSubset(of: ["append", "queries", "group-commit", "growth", "proofs", "report"]) else {
+                    print("--only takes a list of append, queries, group-commit, growth, proofs and report\n\(Self.usage)")
                     exit(2)
                 }
             default:
@@ -162,6 +163,11 @@ func runSuite(_ arguments: [String]) async throws {
     if options.parts.contains("proofs") {
         log("proofs: checkpoint, inclusion and consistency proof latency on \(options.queryEvents) events against 10,000 …")
         figures += try measureProofs(options)
+    }
+
+    if options.parts.contains("report") {
+        log("report: one child's audit report on \(options.queryEvents) events …")
+        figures += try measureReport(options)
     }
 
     printTable(figures, options: options, started: started)

@@ -1,0 +1,239 @@
+import Foundation
+import PermissionModel
+
+/// The timeline picture of an audit report: an inline SVG, one lane per contact and per system permission, time
+/// running left to right over the report's period.
+///
+/// Nothing in it carries meaning by colour alone: each bar of a contact holds the letter of its source (M, P, D,
+/// O) and a pattern, a lapse is drawn as a bar that stops at a cross with the word "lapsed", an erased value is
+/// drawn grey and hatched with the word "erased", and every bar and mark has a `<title>` that says what it is.
+/// Every bar carries its interval in `data-start` and `data-end` (RFC 3339; `data-end` empty while it still
+/// holds) and the `seq` of the event that began it in `data-seq`, and the `svg` element its period (`data-from`,
+/// `data-to`) and where the plot begins and ends in user units, so that a reader (or a test) can check a bar
+/// against the ledger's own answer.
+struct ReportTimeline {
+    let report: AuditReport
+
+    /// The drawing's width in user units; the SVG scales to the width of the page.
+    static let width = 1000.0
+    static let plotStart = 250.0
+    static let plotEnd = 985.0
+    static let laneHeight = 26.0
+    static let axisHeight = 34.0
+    static let headingHeight = 26.0
+
+    /// The x of `time` on the plot, the period's ends at its edges.
+    func x(_ time: Timestamp) -> Double {
+        let span = max(1, Double(report.to.microseconds - report.from.microseconds))
+        let offset = Double(time.microseconds - report.from.microseconds)
+        return Self.plotStart + (Self.plotEnd - Self.plotStart) * min(max(offset / span, 0), 1)
+    }
+
+    func svg() -> String {
+        var body = ""
+        var y = Self.axisHeight
+        body += heading("Contacts", y: y)
+        y += Self.headingHeight
+        if report.contacts.isEmpty { body += note("no contact known in this period", y: y); y += Self.laneHeight }
+        for lane in report.contacts {
+            body += contactLane(lane, y: y)
+            y += Self.laneHeight
+        }
+        y += 8
+        body += heading("System permissions", y: y)
+        y += Self.headingHeight
+        if report.permissions.isEmpty { body += note("no permission changed", y: y); y += Self.laneHeight }
+        for lane in report.permissions {
+            body += permissionLane(lane, y: y)
+            y += Self.laneHeight
+        }
+        let height = y + 6
+        return """
+        <svg xmlns="http://www.w3.org/2000/svg" id="timeline-chart" class="timeline" viewBox="0 0 \(Self.width) \(svgNumber(height))" \
+        data-from="\(report.from)" data-to="\(report.to)" data-plot-start="\(Self.plotStart)" data-plot-end="\(Self.plotEnd)" \
+        width="\(Self.width)" height="\(svgNumber(height))" role="img" aria-labelledby="timeline-title timeline-desc" \
+        preserveAspectRatio="xMinYMin meet">
+        <title id="timeline-title">Timeline of \(HTMLText.escaped(report.subject))'s contacts and permissions</title>
+        <desc id="timeline-desc">One lane per contact: bars where it was known, lettered by source (M approved in \
+        Messages, P in person, D by default, O observed); question marks where questions were asked and ended. \
+        Then one lane per system permission, one bar per state. The tables below hold the same facts.</desc>
+        \(Self.definitions)
+        \(axis(bottom: height - 4))
+        \(body)</svg>
+        """
+    }
+
+    /// Patterns that tell sources and states apart without colour.
+    static let definitions = """
+        <defs>
+        <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">\
+        <rect width="6" height="6" class="hatch-ground"/><line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern>
+        <pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">\
+        <rect width="5" height="5" class="dots-ground"/><circle cx="2.5" cy="2.5" r="1.2" class="dots-dot"/></pattern>
+        </defs>
+        """
+
+    private func heading(_ text: String, y: Double) -> String {
+        "<text class=\"lane-heading\" x=\"4\" y=\"\(svgNumber(y + 18))\">\(text)</text>\n"
+    }
+
+    private func note(_ text: String, y: Double) -> String {
+        "<text class=\"lane-note\" x=\"\(svgNumber(Self.plotStart))\" y=\"\(svgNumber(y + 17))\">\(text)</text>\n"
+    }
+
+    /// The time axis: ticks at round times, labelled, with grid lines down to `bottom`.
+    private func axis(bottom: Double) -> String {
+        var out = "<g class=\"axis\">"
+        for tick in ticks() {
+            let tx = svgNumber(x(tick.time))
+            out += "<line class=\"grid\" x1=\"\(tx)\" y1=\"\(svgNumber(Self.axisHeight - 6))\" x2=\"\(tx)\" y2=\"\(svgNumber(bottom))\"/>"
+            out += "<text class=\"tick\" x=\"\(tx)\" y=\"14\" text-anchor=\"middle\">\(tick.label.0)</text>"
+            if let second = tick.label.1 {
+                out += "<text class=\"tick\" x=\"\(tx)\" y=\"26\" text-anchor=\"middle\">\(second)</text>"
+            }
+        }
+        return out + "</g>"
+    }
+
+    /// Round times inside the period, at most eight, each with its label (a day, and a time of day when the step
+    /// is shorter than a day).
+    func ticks() -> [(time: Timestamp, label: (String, String?))] {
+        let minute: Int64 = 60_000_000
+        let day = 1_440 * minute
+        let steps: [Int64] = [minute, 5 * minute, 15 * minute, 60 * minute, 180 * minute, 360 * minute, 720 * minute,
+                              day, 2 * day, 7 * day, 14 * day, 30 * day, 91 * day, 365 * day, 3_650 * day]
+        let span = report.to.microseconds - report.from.microseconds
+        let step: Int64 = steps.first(where: { span / $0 <= 7 }) ?? 3_650 * day
+        var first = report.from.microseconds / step * step
+        if first < report.from.microseconds { first += step }
+        var result: [(Timestamp, (String, String?))] = []
+        var t = first
+        while t <= report.to.microseconds, result.count < 9 {
+            let time = Timestamp(microseconds: t)
+            result.append((time, (HTMLText.day(time), step < day ? HTMLText.minute(time) : nil)))
+            t += step
+        }
+        return result
+    }
+
+    private func label(_ text: String, y: Double, title: String, erased: Bool) -> String {
+        // Long values are cut on the picture; the title and the tables hold them whole.
+        var shown = displayed(text)
+        if shown.count > 30 { shown = String(shown.prefix(29)) + "…" }
+        return "<text class=\"lane-label\(erased ? " erased-label" : "")\" x=\"4\" y=\"\(svgNumber(y + 17))\">"
+            + "<title>\(HTMLText.escaped(title))</title>\(HTMLText.escaped(shown))</text>\n"
+    }
+
+    private func contactLane(_ lane: ContactLane, y: Double) -> String {
+        var out = "<g class=\"lane contact\" \(ReportPage.handleAttributes(lane.handle, kind: lane.kind))>"
+        switch lane.handle {
+        case .readable(let handle):
+            out += label(handle.value, y: y, title: "\(handle.kind.rawValue) \(handle.value)", erased: false)
+        case .erased(let mark):
+            out += label("(erased, seq \(mark.seq))", y: y, title: "a \(lane.kind.rawValue) erased by seq \(mark.seq) (\(mark.basis.rawValue))", erased: true)
+        }
+        out += "<line class=\"lane-line\" x1=\"\(svgNumber(Self.plotStart))\" y1=\"\(svgNumber(y + 13))\" x2=\"\(svgNumber(Self.plotEnd))\" y2=\"\(svgNumber(y + 13))\"/>"
+        for interval in lane.intervals {
+            let end = interval.end ?? report.point.time
+            guard end >= report.from, interval.start <= report.to else { continue }
+            let x0 = x(max(interval.start, report.from)), x1 = x(min(end, report.to))
+            let width = max(x1 - x0, 2)
+            let source = interval.erased != nil ? "erased" : interval.source.rawValue
+            let letter = interval.erased != nil ? "E" : Self.letter(interval.source)
+            var title = "\(Self.sourcePhrase(interval.source)) from \(HTMLText.readable(interval.start))"
+            title += interval.end.map { " to \(HTMLText.readable($0))" } ?? " (still known)"
+            if interval.lapsed { title += ", lapsed: a time-limited approval" }
+            else if let until = interval.until { title += ", approved until \(HTMLText.readable(until))" }
+            if let erased = interval.erased { title += ", erased by seq \(erased.seq)" }
+            title += ", seq \(interval.seq)"
+            out += "<g class=\"bar source-\(source)\" data-start=\"\(interval.start)\" data-end=\"\(interval.end.map { "\($0)" } ?? "")\" data-seq=\"\(interval.seq)\">"
+            out += "<title>\(HTMLText.escaped(title))</title>"
+            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\" rx=\"2\"/>"
+            if width >= 12 {
+                out += "<text class=\"bar-letter\" x=\"\(svgNumber(x0 + 3))\" y=\"\(svgNumber(y + 17))\">\(letter)</text>"
+            }
+            if interval.lapsed {
+                out += "<text class=\"lapse\" x=\"\(svgNumber(x1 + 2))\" y=\"\(svgNumber(y + 17))\">✕ lapsed</text>"
+            }
+            out += "</g>"
+        }
+        for mark in lane.marks {
+            out += questionMarks(mark, y: y)
+        }
+        return out + "</g>\n"
+    }
+
+    private func questionMarks(_ mark: QuestionMark, y: Double) -> String {
+        var out = ""
+        if mark.askedAt >= report.from, mark.askedAt <= report.to {
+            out += "<g class=\"mark asked\" data-question=\"\(mark.question.uuidString)\" data-at=\"\(mark.askedAt)\">"
+                + "<title>question \(mark.question.uuidString) asked \(HTMLText.readable(mark.askedAt))</title>"
+                + "<circle cx=\"\(svgNumber(x(mark.askedAt)))\" cy=\"\(svgNumber(y + 3))\" r=\"3\"/></g>"
+        }
+        if let at = mark.resolvedAt, at >= report.from, at <= report.to {
+            let glyph = switch mark.state {
+            case .approved: "✓"
+            case .denied: "✗"
+            case .canceled: "⊘"
+            case .expired: "◷"
+            case .failed: "!"
+            case .pending: "?"
+            }
+            let late = mark.late ? ", late" : ""
+            out += "<g class=\"mark ended state-\(mark.state.rawValue)\" data-question=\"\(mark.question.uuidString)\" data-at=\"\(at)\">"
+                + "<title>question \(mark.question.uuidString) \(mark.state.rawValue)\(late) \(HTMLText.readable(at))</title>"
+                + "<text x=\"\(svgNumber(x(at)))\" y=\"\(svgNumber(y + 5))\" text-anchor=\"middle\">\(glyph)</text></g>"
+        }
+        return out
+    }
+
+    private func permissionLane(_ lane: PermissionLane, y: Double) -> String {
+        var out = "<g class=\"lane permission\" data-permission=\"\(lane.permission.rawValue)\">"
+        out += label(lane.permission.rawValue, y: y, title: "permission \(lane.permission.rawValue)", erased: false)
+        out += "<line class=\"lane-line\" x1=\"\(svgNumber(Self.plotStart))\" y1=\"\(svgNumber(y + 13))\" x2=\"\(svgNumber(Self.plotEnd))\" y2=\"\(svgNumber(y + 13))\"/>"
+        for interval in lane.intervals {
+            let end = interval.end ?? report.point.time
+            guard end >= report.from, interval.start <= report.to else { continue }
+            let x0 = x(max(interval.start, report.from)), x1 = x(min(end, report.to))
+            let width = max(x1 - x0, 2)
+            var title = "\(lane.permission.rawValue) \(interval.state.rawValue) from \(HTMLText.readable(interval.start))"
+            title += interval.end.map { " to \(HTMLText.readable($0))" } ?? ""
+            title += interval.cause.map { " (\($0.rawValue))" } ?? ""
+            title += ", seq \(interval.seq)"
+            out += "<g class=\"bar state-\(interval.state.rawValue)\" data-start=\"\(interval.start)\" data-end=\"\(interval.end.map { "\($0)" } ?? "")\" data-seq=\"\(interval.seq)\">"
+            out += "<title>\(HTMLText.escaped(title))</title>"
+            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\" rx=\"2\"/>"
+            let name = interval.state.rawValue
+            if width >= Double(name.count) * 6 + 6 {
+                out += "<text class=\"bar-letter\" x=\"\(svgNumber(x0 + 3))\" y=\"\(svgNumber(y + 17))\">\(name)</text>"
+            }
+            out += "</g>"
+        }
+        return out + "</g>\n"
+    }
+
+    static func letter(_ source: KnownInterval.Source) -> String {
+        switch source {
+        case .messages: "M"
+        case .inPerson: "P"
+        case .byDefault: "D"
+        case .observation: "O"
+        }
+    }
+
+    static func sourcePhrase(_ source: KnownInterval.Source) -> String {
+        switch source {
+        case .messages: "approved in Messages"
+        case .inPerson: "approved in person"
+        case .byDefault: "approved by the default choice"
+        case .observation: "observed as known"
+        }
+    }
+}
+
+/// A coordinate with at most two decimals, without trailing zeros: SVG's numbers, short and exact enough.
+func svgNumber(_ value: Double) -> String {
+    let hundredths = (value * 100).rounded()
+    if hundredths.truncatingRemainder(dividingBy: 100) == 0 { return String(Int(hundredths / 100)) }
+    return String(format: "%.2f", hundredths / 100)
+}
