@@ -67,7 +67,7 @@ struct ReportBrowserTests {
                       return { from: svg.dataset.from, to: svg.dataset.to, plotStart: +svg.dataset.plotStart, plotEnd: +svg.dataset.plotEnd,
                         bars: [...svg.querySelectorAll('g.lane.contact g.bar')].map(g => { const r = g.querySelector('rect').getBBox();
                           return { handle: g.parentNode.dataset.handle || null, kind: g.parentNode.dataset.kind,
-                                   start: g.dataset.start, end: g.dataset.end, seq: +g.dataset.seq, x: r.x, width: r.width }; }) }; })()
+                                   seq: +g.dataset.seq, x: r.x, width: r.width }; }) }; })()
                     """, sandbox: sandbox)
                 let result = try #require(try Chromium.probeResult(try Chromium.run(probe, ["--dump-dom"], sandbox: sandbox)) as? [String: Any])
                 let bars = try #require(result["bars"] as? [[String: Any]])
@@ -154,7 +154,7 @@ struct ReportBrowserTests {
             let allowed: Set<String> = [
                 "html", "head", "meta", "title", "style", "body", "header", "main", "footer", "section", "nav", "h1", "h2", "h3",
                 "p", "ul", "ol", "li", "dl", "dt", "dd", "a", "div", "span", "bdi", "code", "pre", "time", "table", "caption",
-                "thead", "tbody", "tr", "th", "td", "svg", "defs", "pattern", "rect", "line", "circle", "g", "text", "desc", "script",
+                "thead", "tbody", "tr", "th", "td", "svg", "defs", "pattern", "rect", "line", "circle", "path", "g", "text", "desc", "script",
             ]
             #expect(tags.subtracting(allowed).isEmpty, "elements no report is made of: \(tags.subtracting(allowed))")
             // The hostile values are there, as the text they are (control and direction characters as \u{XXXX}).

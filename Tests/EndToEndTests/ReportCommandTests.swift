@@ -38,7 +38,10 @@ struct ReportCommandTests {
 
                 // The questions and their states.
                 let table = try Self.part(html, from: "<section id=\"questions\"", to: "</section>")
-                let shownQuestions = Dictionary(uniqueKeysWithValues: zip(Self.attributeValues("data-question", in: table), Self.attributeValues("data-state", in: table)))
+                let rows = try Regex(#"<tr data-state="([a-zA-Z]+)"><td>[^<]*</td><td><code>([0-9A-F-]+)</code>"#)
+                let shownQuestions = Dictionary(uniqueKeysWithValues: String(table).matches(of: rows).map {
+                    (String($0.output[2].substring!), String($0.output[1].substring!))
+                })
                 let questions = try sandbox.run(["questions", "--ledger", ledger, "--subject", "kid-ben", "--as-of", point, "--format", "json"]).json()
                 let expectedQuestions = Dictionary(uniqueKeysWithValues: (questions["questions"] as? [[String: Any]] ?? []).map { ($0["id"] as! String, $0["state"] as! String) })
                 #expect(shownQuestions == expectedQuestions, "questions at \(point)")
@@ -49,9 +52,9 @@ struct ReportCommandTests {
                 var shownPermissions: [String: String] = [:]
                 for lane in timeline.components(separatedBy: "<g class=\"lane permission\"").dropFirst() {
                     let name = try #require(Self.attributeValues("data-permission", in: lane).first)
-                    let holding = lane.components(separatedBy: "<g class=\"bar state-").dropFirst().filter { $0.contains("data-end=\"\"") }
+                    let holding = lane.components(separatedBy: "<g class=\"bar state-").dropFirst().filter { $0.prefix { $0 != "\"" }.hasSuffix(" holds") }
                     #expect(holding.count == 1, "\(name) at \(point)")
-                    shownPermissions[name] = holding.first.map { String($0.prefix { $0 != "\"" }) }
+                    shownPermissions[name] = holding.first.map { String($0.prefix { $0 != " " }) }
                 }
                 let permissions = try sandbox.run(["permissions", "--ledger", ledger, "--subject", "kid-ben", "--as-of", point, "--format", "json"]).json()
                 let expectedPermissions = Dictionary(uniqueKeysWithValues: (permissions["permissions"] as? [[String: Any]] ?? []).map { ($0["permission"] as! String, $0["state"] as! String) })

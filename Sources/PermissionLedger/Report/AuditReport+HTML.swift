@@ -10,6 +10,7 @@ extension AuditReport {
     ///   integrity section; `nil` when none was.
     public func html(bundleDirectory: String? = nil) -> String {
         var page = ReportPage()
+        page.idLength = shortQuestionIDLength()
         page.open(title: "Audit report: \(subject)")
         page.header(self)
         page.raw("<main>\n")
@@ -27,9 +28,26 @@ extension AuditReport {
     }
 }
 
+extension AuditReport {
+    /// How many leading characters of a question id tell every question the report names apart: at least 8, as
+    /// `permission-ledger question` accepts them. The questions table gives each id whole.
+    func shortQuestionIDLength() -> Int {
+        var ids = Set(questions.map(\.question.id))
+        for recorded in events { if let id = recorded.questionID { ids.insert(id) } }
+        for records in approvals.values { for record in records { if case .question(let id) = record.source { ids.insert(id) } } }
+        let texts = ids.map(\.uuidString)
+        return (8...36).first { length in Set(texts.map { $0.prefix(length) }).count == texts.count } ?? 36
+    }
+}
+
 /// An HTML document being written, with what every page of a report shares.
 struct ReportPage {
     private(set) var text = ""
+    /// The length question ids are shortened to outside the questions table.
+    var idLength = 36
+
+    /// A question id, shortened to ``idLength`` characters.
+    func questionID(_ id: UUID) -> String { String(id.uuidString.prefix(idLength)) }
 
     mutating func raw(_ html: String) { text += html }
 
@@ -81,12 +99,12 @@ struct ReportPage {
     // MARK: Sections
 
     mutating func header(_ report: AuditReport) {
-        raw("<header>\n<h1>Audit report: <bdi class=\"value\">")
+        raw("<header>\n<h1>Audit report: <bdi>")
         add(report.subject)
         raw("</bdi></h1>\n<p class=\"lede\">Who this child could talk to, since when and on whose answer, from ")
         raw(HTMLText.time(report.from) + " to " + HTMLText.time(report.to))
         raw(", as the ledger recorded it up to event \(report.point.seq).</p>\n<dl class=\"facts\">")
-        raw("<dt>Child (subject)</dt><dd><bdi class=\"value\">\(HTMLText.escaped(report.subject))</bdi></dd>")
+        raw("<dt>Child (subject)</dt><dd><bdi>\(HTMLText.escaped(report.subject))</bdi></dd>")
         raw("<dt>Period</dt><dd>\(HTMLText.time(report.from)) to \(HTMLText.time(report.to))</dd>")
         raw("<dt>As of</dt><dd>event \(report.point.seq), \(HTMLText.time(report.point.time))</dd>")
         raw("<dt>Ledger</dt><dd>\(report.head.seq) events; head hash <code>\(report.head.hash)</code></dd>")
@@ -118,7 +136,7 @@ struct ReportPage {
     /// A contact as the report shows it: its value, or `(erased, seq N)`.
     func contact(_ handle: Erasable<CommunicationHandle>, kind: CommunicationHandle.Kind) -> String {
         switch handle {
-        case .readable(let h): "<bdi class=\"value\">\(HTMLText.escaped(h.value))</bdi> <span class=\"kind\">(\(h.kind.rawValue))</span>"
+        case .readable(let h): "<bdi>\(HTMLText.escaped(h.value))</bdi> <span class=\"kind\">(\(h.kind.rawValue))</span>"
         case .erased(let mark): erased(mark) + " <span class=\"kind\">(\(kind.rawValue))</span>"
         }
     }
@@ -136,7 +154,7 @@ struct ReportPage {
 
     func erasable(_ value: Erasable<String>) -> String {
         switch value {
-        case .readable(let text): "<bdi class=\"value\">\(HTMLText.escaped(text))</bdi>"
+        case .readable(let text): "<bdi>\(HTMLText.escaped(text))</bdi>"
         case .erased(let mark): erased(mark)
         }
     }
@@ -181,7 +199,7 @@ struct ReportPage {
         }
         raw("<li>" + legendSwatch("source-erased", letter: "E") + "erased on a guardian's request or by retention</li>")
         raw("<li><span aria-hidden=\"true\">✕</span> lapsed: a time-limited approval ran out</li>")
-        raw("<li><span aria-hidden=\"true\">○</span> question asked; ✓ approved, ✗ declined, ⊘ canceled, ◷ expired, ! failed</li>")
+        raw("<li><span aria-hidden=\"true\">|</span> question asked; ✓ approved, ✗ declined, ⊘ canceled, ◷ expired, ! failed</li>")
         raw("</ul>\n<div class=\"chart\">\n")
         raw(ReportTimeline(report: report).svg())
         raw("\n</div>\n")
@@ -196,75 +214,77 @@ struct ReportPage {
 
     mutating func contacts(_ report: AuditReport) {
         sectionStart("contacts")
-        raw("<p>For each contact, every answer and observation that made it known or not, and what ended it: what <code>permission-ledger who-approved</code> says.</p>\n")
+        raw("<p>For each contact, every answer and observation that made it known or not, and what ended it: what <code>permission-ledger who-approved</code> says. Times are in UTC; question ids are shortened, and whole in the questions table.</p>\n")
         if report.contacts.isEmpty { raw("<p>No contact.</p>\n") }
         for lane in report.contacts {
             raw("<h3>" + contact(lane.handle, kind: lane.kind) + "</h3>\n")
-            table(caption: "Intervals in which it was known", headers: ["From", "To", "How", "Event"])
-            if lane.intervals.isEmpty { raw("<tr><td colspan=\"4\">never known</td></tr>") }
-            for interval in lane.intervals {
-                var how = ReportTimeline.sourcePhrase(interval.source)
-                if let id = interval.question { how += " (question \(id.uuidString))" }
-                if let until = interval.until { how += ", until \(HTMLText.readable(until))" }
-                let to = interval.end.map { HTMLText.time($0) + (interval.lapsed ? " (lapsed)" : "") } ?? "still known"
-                raw("<tr>" + htmlCell(HTMLText.time(interval.start)) + htmlCell(to)
-                    + htmlCell(HTMLText.escaped(how) + (interval.erased.map { " " + erased($0) } ?? ""))
-                    + cell("seq \(interval.seq)", "number") + "</tr>\n")
-            }
-            endTable()
             if case .readable(let handle) = lane.handle, let records = report.approvals[handle], !records.isEmpty {
-                table(caption: "Who approved it", headers: ["Event", "Said", "Since", "Until", "By", "Ended"])
+                table(caption: "Who made it known, and what ended it", headers: ["Seq", "Said", "Since", "Until", "By", "Ended"])
                 for record in records {
                     var by: String
                     switch record.source {
-                    case .observation(let seq): by = "observation (seq \(seq))"
+                    case .observation: by = "observation"
                     case .question(let id):
-                        by = "question \(id.uuidString)"
+                        by = "question \(questionID(id))"
                         if let q = record.question {
                             by += ": \(q.state.rawValue)"
                             if let via = q.via { by += " via \(via.rawValue)" }
                             if let choice = q.choice { by += ", choice \(choice.id)" }
                         }
                     }
-                    let ended = record.ended.map { "\($0.cause.rawValue) \(HTMLText.readable($0.at))" + ($0.seq.map { " (seq \($0))" } ?? "") } ?? "holds"
-                    raw("<tr>" + cell("seq \(record.seq)", "number") + cell(record.known ? "known" : "not known")
-                        + htmlCell(HTMLText.time(record.since)) + htmlCell(record.until.map(HTMLText.time) ?? "–")
+                    // What ended a version is the next row, unless it lapsed.
+                    let ended = record.ended.map { $0.cause == .lapse ? "lapsed \(HTMLText.short($0.at))" : "by the next" } ?? "holds"
+                    raw("<tr>" + cell("\(record.seq)") + cell(record.known ? "known" : "not known")
+                        + cell(HTMLText.short(record.since)) + cell(record.until.map(HTMLText.short) ?? "–")
                         + cell(by) + cell(ended) + "</tr>\n")
                 }
                 endTable()
+                continue
             }
+            // An erased contact: its intervals, without what its erased events said.
+            table(caption: "Intervals in which it was known", headers: ["From", "To", "How", "Seq"])
+            if lane.intervals.isEmpty { raw("<tr><td colspan=\"4\">never known</td></tr>") }
+            for interval in lane.intervals {
+                var how = ReportTimeline.sourcePhrase(interval.source)
+                if let id = interval.question { how += " (question \(questionID(id)))" }
+                if let until = interval.until { how += ", until \(HTMLText.short(until))" }
+                let to = interval.end.map { HTMLText.short($0) + (interval.lapsed ? " (lapsed)" : "") } ?? "still known"
+                raw("<tr>" + cell(HTMLText.short(interval.start)) + cell(to)
+                    + htmlCell(HTMLText.escaped(how) + (interval.erased.map { " " + erased($0) } ?? ""))
+                    + cell("\(interval.seq)") + "</tr>\n")
+            }
+            endTable()
         }
         sectionEnd()
     }
 
     mutating func questions(_ report: AuditReport) {
         sectionStart("questions")
-        table(caption: "Questions asked by the end of the period and not ended before it, as of event \(report.point.seq)",
+        table(caption: "Questions asked by the end of the period and not ended before it, as of event \(report.point.seq) (times in UTC, under the day they were asked)",
               headers: ["Asked", "Question", "About", "Outcome", "Choice", "Via", "Late", "Ended"])
         if report.questions.isEmpty { raw("<tr><td colspan=\"8\">No question.</td></tr>") }
+        var day = ""
         for status in report.questions {
+            dayRow(&day, status.askedAt, columns: 8)
             let about: String
             if let description = status.appUpdateDescription {
                 about = "app update: " + erasable(description)
             } else {
                 about = status.handles.map { handle in
                     switch handle {
-                    case .readable(let h): "<bdi class=\"value\">\(HTMLText.escaped(h.value))</bdi>"
+                    case .readable(let h): "<bdi>\(HTMLText.escaped(h.value))</bdi>"
                     case .erased(let mark): erased(mark)
                     }
                 }.joined(separator: ", ")
             }
-            var outcome = status.state.rawValue
-            if status.state == .failed, let error = status.error {
-                outcome += ": \(error.code.rawValue)"
-            }
-            var outcomeHTML = HTMLText.escaped(outcome)
-            if let message = status.errorMessage { outcomeHTML += " " + erasable(message) }
+            var outcome = HTMLText.escaped(status.state.rawValue)
+            if status.state == .failed, let error = status.error { outcome += ": \(error.code.rawValue)" }
+            if let message = status.errorMessage { outcome += " " + erasable(message) }
             let choice = status.choiceTitle.map(erasable) ?? "–"
-            raw("<tr data-question=\"\(status.question.id.uuidString)\" data-state=\"\(status.state.rawValue)\">"
-                + htmlCell(HTMLText.time(status.askedAt)) + htmlCell("<code>\(status.question.id.uuidString)</code>")
-                + htmlCell(about) + htmlCell(outcomeHTML, "status") + htmlCell(choice) + cell(status.via?.rawValue ?? "–")
-                + cell(status.late ? "late" : "no") + htmlCell(status.resolvedAt.map(HTMLText.time) ?? "–") + "</tr>\n")
+            let ended = status.resolvedAt.map { HTMLText.day($0) == day ? HTMLText.clock($0) : HTMLText.short($0) } ?? "–"
+            raw("<tr data-state=\"\(status.state.rawValue)\"><td>\(HTMLText.clock(status.askedAt))</td><td><code>\(status.question.id.uuidString)</code></td>"
+                + htmlCell(about) + htmlCell(outcome) + htmlCell(choice) + "<td>\(status.via?.rawValue ?? "–")</td>"
+                + "<td>\(status.late ? "late" : "no")</td><td>\(ended)</td></tr>\n")
         }
         endTable()
         sectionEnd()
@@ -272,13 +292,13 @@ struct ReportPage {
 
     mutating func permissions(_ report: AuditReport) {
         sectionStart("permissions")
-        table(caption: "Every change of a system permission up to event \(report.point.seq)", headers: ["Permission", "State", "Since", "Until", "Cause", "Event"])
+        table(caption: "Every change of a system permission up to event \(report.point.seq) (times in UTC)", headers: ["Permission", "State", "Since", "Until", "Cause", "Seq"])
         if report.permissions.isEmpty { raw("<tr><td colspan=\"6\">No change.</td></tr>") }
         for lane in report.permissions {
             for interval in lane.intervals {
                 raw("<tr>" + cell(lane.permission.rawValue) + cell(interval.state.rawValue, "status")
-                    + htmlCell(HTMLText.time(interval.start)) + htmlCell(interval.end.map(HTMLText.time) ?? "holds")
-                    + cell(interval.cause?.rawValue ?? "–") + cell("seq \(interval.seq)", "number") + "</tr>\n")
+                    + cell(HTMLText.short(interval.start)) + cell(interval.end.map(HTMLText.short) ?? "holds")
+                    + cell(interval.cause?.rawValue ?? "–") + cell("\(interval.seq)") + "</tr>\n")
             }
         }
         endTable()
@@ -287,23 +307,35 @@ struct ReportPage {
 
     mutating func events(_ report: AuditReport) {
         sectionStart("events")
-        table(caption: "The child's events that happened in the period, in the order the ledger recorded them (\(report.events.count))",
-              headers: ["Event", "Recorded", "Happened", "Type", "What"], id: "event-table")
+        table(caption: "The child's events that happened in the period, in the order the ledger recorded them (\(report.events.count); times in UTC, under the day they happened; question ids shortened, whole in the questions table)",
+              headers: ["Seq", "Happened", "Recorded", "Type", "What"], id: "event-table")
         if report.events.isEmpty { raw("<tr><td colspan=\"5\">No event.</td></tr>") }
+        var day = ""
         for recorded in report.events {
-            raw("<tr>" + cell("seq \(recorded.seq)", "number") + htmlCell(HTMLText.time(recorded.recordedAt))
-                + htmlCell(HTMLText.time(recorded.occurredAt)) + cell(recorded.type.rawValue)
-                + htmlCell(Self.what(recorded.event)) + "</tr>\n")
+            dayRow(&day, recorded.occurredAt, columns: 5)
+            let happened = HTMLText.clock(recorded.occurredAt)
+            let recordedAt = recorded.recordedAt == recorded.occurredAt ? "same"
+                : HTMLText.day(recorded.recordedAt) == day ? HTMLText.clock(recorded.recordedAt) : HTMLText.short(recorded.recordedAt)
+            raw("<tr><td>\(recorded.seq)</td><td>\(happened)</td><td>\(recordedAt)</td><td>\(recorded.type.rawValue)</td>"
+                + htmlCell(what(recorded.event)) + "</tr>\n")
         }
         endTable()
         sectionEnd()
     }
 
+    /// A row that names the day of `time`, when it is not `day`, the day of the rows before it: rows then show the
+    /// time of day alone.
+    private mutating func dayRow(_ day: inout String, _ time: Timestamp, columns: Int) {
+        let next = HTMLText.day(time)
+        guard next != day else { return }
+        day = next
+        raw("<tr class=\"day\"><th colspan=\"\(columns)\" scope=\"rowgroup\">\(next)</th></tr>\n")
+    }
+
     /// What an event says, in a line of inert HTML; an erased value as `(erased, seq N)`.
-    static func what(_ event: PermissionEvent) -> String {
-        let page = ReportPage()
+    func what(_ event: PermissionEvent) -> String {
         func value(_ text: String) -> String {
-            event.erased.map { page.erased($0) } ?? "<bdi class=\"value\">\(HTMLText.escaped(text))</bdi>"
+            event.erased.map { erased($0) } ?? "<bdi>\(HTMLText.escaped(text))</bdi>"
         }
         func handles(_ list: [CommunicationHandle]) -> String { list.isEmpty ? "none" : list.map { value($0.value) }.joined(separator: ", ") }
         switch event.payload {
@@ -312,16 +344,15 @@ struct ReportPage {
             case .communication(let topic): "about " + handles(topic.handles)
             case .significantAppUpdate(let topic): "about an app update: " + value(topic.description)
             }
-            let choices = q.choices.map { "\(HTMLText.escaped($0.id)) " + value($0.title) }.joined(separator: "; ")
-            return "question <code>\(q.id.uuidString)</code> \(about); choices: \(choices)"
+            return "question <code>\(questionID(q.id))</code> \(about)"
         case .questionSendCanceled(let id):
-            return "the child canceled sending <code>\(id.uuidString)</code>"
+            return "the child canceled sending <code>\(questionID(id))</code>"
         case .questionAskFailed(let id, let error):
-            return "<code>\(id.uuidString)</code> could not be asked: \(error.code.rawValue)" + (error.message.map { " " + value($0) } ?? "")
+            return "<code>\(questionID(id))</code> could not be asked: \(error.code.rawValue)" + (error.message.map { " " + value($0) } ?? "")
         case .questionAnswered(let id, let choice, let via):
-            return "<code>\(id.uuidString)</code> answered with \(HTMLText.escaped(choice)) via \(via.rawValue)"
+            return "<code>\(questionID(id))</code> answered with \(HTMLText.escaped(choice)) via \(via.rawValue)"
         case .questionExpired(let id):
-            return "<code>\(id.uuidString)</code> expired"
+            return "<code>\(questionID(id))</code> expired"
         case .handlesObserved(let checked, let known):
             guard event.erased == nil else { return "checked: \(handles(checked)); known: \(handles(known))" }
             let knownSet = Set(known)
@@ -330,7 +361,7 @@ struct ReportPage {
             return "\(permission.rawValue) → \(state.rawValue)" + (cause.map { " (\($0.rawValue))" } ?? "")
         case .subjectErased(let erasure):
             var text = "erasure: \(erasure.basis.rawValue)"
-            if let reference = erasure.reference { text += ", reference <bdi class=\"value\">\(HTMLText.escaped(reference))</bdi>" }
+            if let reference = erasure.reference { text += ", reference <bdi>\(HTMLText.escaped(reference))</bdi>" }
             if let before = erasure.before { text += ", of what was recorded before \(HTMLText.time(before))" }
             return text
         }

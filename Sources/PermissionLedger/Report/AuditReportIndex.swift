@@ -22,7 +22,7 @@ public struct AuditReportIndex: Sendable {
         page.raw(".</p>\n</header>\n<main>\n<section id=\"reports\" aria-labelledby=\"reports-heading\">\n<h2 id=\"reports-heading\">Children</h2>\n")
         page.table(caption: "\(entries.count) reports", headers: ["Child", "Period", "Events", "Questions", "Known at the end", "Erasures", "Integrity"])
         for (report, file) in entries {
-            let link = "<a href=\"\(HTMLText.escaped(Self.href(file)))\"><bdi class=\"value\">\(HTMLText.escaped(report.subject))</bdi></a>"
+            let link = "<a href=\"\(HTMLText.escaped(Self.href(file)))\"><bdi>\(HTMLText.escaped(report.subject))</bdi></a>"
             page.raw("<tr>" + page.htmlCell(link) + page.htmlCell("\(HTMLText.time(report.from)) to \(HTMLText.time(report.to))")
                 + page.cell(String(report.events.count), "number") + page.cell(String(report.questions.count), "number")
                 + page.cell(String(report.knownAtEnd.count), "number") + page.cell(String(report.erasures.count), "number")

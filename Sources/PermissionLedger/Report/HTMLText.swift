@@ -40,12 +40,18 @@ enum HTMLText {
         "<time datetime=\"\(time)\">\(readable(time))</time>"
     }
 
-    /// `2026-11-20 09:00:01 UTC` (with the fraction of a second when it has one).
-    static func readable(_ time: Timestamp) -> String {
-        var text = time.description.replacingOccurrences(of: "T", with: " ")
-        if text.hasSuffix("Z") { text.removeLast(); text += " UTC" }
-        return text
+    /// `2026-11-20 09:00:01 UTC`: to the second, as people read times (the `datetime` of ``time(_:)`` and `export`
+    /// keep every microsecond).
+    static func readable(_ time: Timestamp) -> String { short(time) + " UTC" }
+
+    /// ``readable(_:)`` without ` UTC`, for the cells of tables whose caption says the times are in UTC.
+    static func short(_ time: Timestamp) -> String {
+        let text = time.description
+        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8))
     }
+
+    /// The time of day alone, `09:00:01`, for rows under a row that names the day.
+    static func clock(_ time: Timestamp) -> String { String(time.description.dropFirst(11).prefix(8)) }
 
     /// The day alone, `2026-11-20`, for axis labels.
     static func day(_ time: Timestamp) -> String { String(time.description.prefix(10)) }

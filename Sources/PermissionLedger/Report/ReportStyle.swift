@@ -18,8 +18,9 @@ enum ReportStyle {
         dl.facts dt { font-weight: 600; }
         dl.facts dd { margin: 0; overflow-wrap: anywhere; }
         nav ol { columns: 2; padding-left: 1.2rem; }
-        code, pre, .value { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: .92em; }
-        .value, code { overflow-wrap: anywhere; }
+        code, pre, bdi, .value { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: .92em; }
+        .value, code, bdi { overflow-wrap: anywhere; }
+        tr.day th { background: #fff; border-left: none; border-right: none; padding-top: .7rem; font-size: 1rem; }
         pre { background: var(--band); border: 1px solid var(--rule); padding: .6rem .8rem; overflow-x: auto;
           white-space: pre-wrap; overflow-wrap: anywhere; }
         .scroll { overflow-x: auto; }
@@ -66,7 +67,7 @@ enum ReportStyle {
         svg .dots-dot { fill: var(--by-default); }
         svg .source-erased .hatch-line { stroke: var(--erased); }
         svg .lapse { font-size: 10px; fill: var(--refused); font-weight: 600; }
-        svg .mark circle { fill: #fff; stroke: var(--ink); stroke-width: 1.2; }
+        svg .mark.asked path { fill: none; stroke: var(--ink); stroke-width: 1.5; }
         svg .mark text { font-size: 11px; font-weight: 700; }
         svg .state-authorized rect, svg .state-limited rect, svg .state-provisional rect { fill: var(--granted); }
         svg .state-denied rect, svg .state-doNotAskAgain rect, svg .state-restricted rect { fill: url(#hatch); stroke: var(--refused); stroke-width: 1.5; }

@@ -7,10 +7,10 @@ import PermissionModel
 /// Nothing in it carries meaning by colour alone: each bar of a contact holds the letter of its source (M, P, D,
 /// O) and a pattern, a lapse is drawn as a bar that stops at a cross with the word "lapsed", an erased value is
 /// drawn grey and hatched with the word "erased", and every bar and mark has a `<title>` that says what it is.
-/// Every bar carries its interval in `data-start` and `data-end` (RFC 3339; `data-end` empty while it still
-/// holds) and the `seq` of the event that began it in `data-seq`, and the `svg` element its period (`data-from`,
-/// `data-to`) and where the plot begins and ends in user units, so that a reader (or a test) can check a bar
-/// against the ledger's own answer.
+/// Every bar carries the `seq` of the event that began it in `data-seq` (and the class `holds` while it still
+/// holds), each lane what it is about (`data-handle` and `data-kind`, or `data-erased`; `data-permission`), and the
+/// `svg` element its period (`data-from`, `data-to`) and where the plot begins and ends in user units, so that a
+/// reader (or a test) can check each bar against the ledger's own answer.
 struct ReportTimeline {
     let report: AuditReport
 
@@ -140,15 +140,14 @@ struct ReportTimeline {
             let width = max(x1 - x0, 2)
             let source = interval.erased != nil ? "erased" : interval.source.rawValue
             let letter = interval.erased != nil ? "E" : Self.letter(interval.source)
-            var title = "\(Self.sourcePhrase(interval.source)) from \(HTMLText.readable(interval.start))"
-            title += interval.end.map { " to \(HTMLText.readable($0))" } ?? " (still known)"
-            if interval.lapsed { title += ", lapsed: a time-limited approval" }
-            else if let until = interval.until { title += ", approved until \(HTMLText.readable(until))" }
+            var title = "\(Self.sourcePhrase(interval.source)), \(HTMLText.short(interval.start))"
+            title += interval.end.map { " to " + (HTMLText.day($0) == HTMLText.day(interval.start) ? HTMLText.clock($0) : HTMLText.short($0)) } ?? ", still known"
+            if interval.lapsed { title += ", lapsed" }
+            else if let until = interval.until { title += ", until \(HTMLText.short(until))" }
             if let erased = interval.erased { title += ", erased by seq \(erased.seq)" }
-            title += ", seq \(interval.seq)"
-            out += "<g class=\"bar source-\(source)\" data-start=\"\(interval.start)\" data-end=\"\(interval.end.map { "\($0)" } ?? "")\" data-seq=\"\(interval.seq)\">"
+            out += "<g class=\"bar source-\(source)\(interval.end == nil ? " holds" : "")\" data-seq=\"\(interval.seq)\">"
             out += "<title>\(HTMLText.escaped(title))</title>"
-            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\" rx=\"2\"/>"
+            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\"/>"
             if width >= 12 {
                 out += "<text class=\"bar-letter\" x=\"\(svgNumber(x0 + 3))\" y=\"\(svgNumber(y + 17))\">\(letter)</text>"
             }
@@ -157,34 +156,46 @@ struct ReportTimeline {
             }
             out += "</g>"
         }
-        for mark in lane.marks {
-            out += questionMarks(mark, y: y)
-        }
+        out += questionMarks(lane.marks, y: y)
         return out + "</g>\n"
     }
 
-    private func questionMarks(_ mark: QuestionMark, y: Double) -> String {
-        var out = ""
-        if mark.askedAt >= report.from, mark.askedAt <= report.to {
-            out += "<g class=\"mark asked\" data-question=\"\(mark.question.uuidString)\" data-at=\"\(mark.askedAt)\">"
-                + "<title>question \(mark.question.uuidString) asked \(HTMLText.readable(mark.askedAt))</title>"
-                + "<circle cx=\"\(svgNumber(x(mark.askedAt)))\" cy=\"\(svgNumber(y + 3))\" r=\"3\"/></g>"
+    /// The marks of a lane's questions, drawn compactly: the times they were asked as one path of short ticks,
+    /// and each outcome's glyph at the times questions ended so, in one `<text>` per outcome (its `x` a list), each
+    /// group with a title that counts it. A busy child has thousands; the questions table lists each one.
+    private func questionMarks(_ marks: [QuestionMark], y: Double) -> String {
+        var asked: [Double] = []
+        var ended: [QuestionState: [Double]] = [:]
+        for mark in marks {
+            if mark.askedAt >= report.from, mark.askedAt <= report.to { asked.append(x(mark.askedAt)) }
+            if let at = mark.resolvedAt, at >= report.from, at <= report.to { ended[mark.state, default: []].append(x(at)) }
         }
-        if let at = mark.resolvedAt, at >= report.from, at <= report.to {
-            let glyph = switch mark.state {
-            case .approved: "✓"
-            case .denied: "✗"
-            case .canceled: "⊘"
-            case .expired: "◷"
-            case .failed: "!"
-            case .pending: "?"
-            }
-            let late = mark.late ? ", late" : ""
-            out += "<g class=\"mark ended state-\(mark.state.rawValue)\" data-question=\"\(mark.question.uuidString)\" data-at=\"\(at)\">"
-                + "<title>question \(mark.question.uuidString) \(mark.state.rawValue)\(late) \(HTMLText.readable(at))</title>"
-                + "<text x=\"\(svgNumber(x(at)))\" y=\"\(svgNumber(y + 5))\" text-anchor=\"middle\">\(glyph)</text></g>"
+        var out = ""
+        if !asked.isEmpty {
+            // Marks closer than a unit apart are one on the picture.
+            let points = Set(asked.map { ($0 * 2).rounded() / 2 }).sorted()
+            let path = points.map { "M\(svgNumber($0)) \(svgNumber(y))v6" }.joined()
+            out += "<g class=\"mark asked\"><title>\(asked.count) \(asked.count == 1 ? "question" : "questions") asked</title><path d=\"\(path)\"/></g>"
+        }
+        for state in QuestionState.allCases {
+            guard let xs = ended[state] else { continue }
+            let points = Set(xs.map { ($0 * 2).rounded() / 2 }).sorted()
+            let glyphs = String(repeating: Self.glyph(state), count: points.count)
+            out += "<g class=\"mark ended state-\(state.rawValue)\"><title>\(xs.count) \(state.rawValue)</title>"
+                + "<text x=\"\(points.map(svgNumber).joined(separator: " "))\" y=\"\(svgNumber(y + 5))\" text-anchor=\"middle\">\(glyphs)</text></g>"
         }
         return out
+    }
+
+    static func glyph(_ state: QuestionState) -> String {
+        switch state {
+        case .approved: "✓"
+        case .denied: "✗"
+        case .canceled: "⊘"
+        case .expired: "◷"
+        case .failed: "!"
+        case .pending: "?"
+        }
     }
 
     private func permissionLane(_ lane: PermissionLane, y: Double) -> String {
@@ -196,13 +207,13 @@ struct ReportTimeline {
             guard end >= report.from, interval.start <= report.to else { continue }
             let x0 = x(max(interval.start, report.from)), x1 = x(min(end, report.to))
             let width = max(x1 - x0, 2)
-            var title = "\(lane.permission.rawValue) \(interval.state.rawValue) from \(HTMLText.readable(interval.start))"
-            title += interval.end.map { " to \(HTMLText.readable($0))" } ?? ""
+            var title = "\(lane.permission.rawValue) \(interval.state.rawValue), \(HTMLText.short(interval.start))"
+            title += interval.end.map { " to \(HTMLText.short($0))" } ?? ""
             title += interval.cause.map { " (\($0.rawValue))" } ?? ""
             title += ", seq \(interval.seq)"
-            out += "<g class=\"bar state-\(interval.state.rawValue)\" data-start=\"\(interval.start)\" data-end=\"\(interval.end.map { "\($0)" } ?? "")\" data-seq=\"\(interval.seq)\">"
+            out += "<g class=\"bar state-\(interval.state.rawValue)\(interval.end == nil ? " holds" : "")\" data-seq=\"\(interval.seq)\">"
             out += "<title>\(HTMLText.escaped(title))</title>"
-            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\" rx=\"2\"/>"
+            out += "<rect x=\"\(svgNumber(x0))\" y=\"\(svgNumber(y + 6))\" width=\"\(svgNumber(width))\" height=\"14\"/>"
             let name = interval.state.rawValue
             if width >= Double(name.count) * 6 + 6 {
                 out += "<text class=\"bar-letter\" x=\"\(svgNumber(x0 + 3))\" y=\"\(svgNumber(y + 17))\">\(name)</text>"
@@ -235,5 +246,7 @@ struct ReportTimeline {
 func svgNumber(_ value: Double) -> String {
     let hundredths = (value * 100).rounded()
     if hundredths.truncatingRemainder(dividingBy: 100) == 0 { return String(Int(hundredths / 100)) }
-    return String(format: "%.2f", hundredths / 100)
+    var text = String(format: "%.2f", hundredths / 100)
+    if text.hasSuffix("0") { text.removeLast() }
+    return text
 }
