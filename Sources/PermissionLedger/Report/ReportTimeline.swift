@@ -6,7 +6,8 @@ import PermissionModel
 ///
 /// Nothing in it carries meaning by colour alone: each bar of a contact holds the letter of its source (M, P, D,
 /// O) and a pattern, a lapse is drawn as a bar that stops at a cross with the word "lapsed", an erased value is
-/// drawn grey and hatched with the word "erased", and every bar and mark has a `<title>` that says what it is.
+/// drawn grey and hatched with the word "erased", every bar has a `<title>` that says what it is, and each
+/// lane's question marks one that counts them.
 /// Every bar carries the `seq` of the event that began it in `data-seq` (and the class `holds` while it still
 /// holds), each lane what it is about (`data-handle` and `data-kind`, or `data-erased`; `data-permission`), and the
 /// `svg` element its period (`data-from`, `data-to`) and where the plot begins and ends in user units, so that a
