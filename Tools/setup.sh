@@ -6,7 +6,8 @@
 set -euo pipefail
 missing=()
 for package in liblmdb-dev "$@"; do
-    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    # Installed, not merely known to dpkg (a removed package keeps its configuration files and a status).
+    [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || missing+=("$package")
 done
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -31,23 +31,10 @@ struct ReportTimeline {
     }
 
     func svg() -> String {
-        var body = ""
         var y = Self.axisHeight
-        body += heading("Contacts", y: y)
-        y += Self.headingHeight
-        if report.contacts.isEmpty { body += note("no contact known in this period", y: y); y += Self.laneHeight }
-        for lane in report.contacts {
-            body += contactLane(lane, y: y)
-            y += Self.laneHeight
-        }
+        var body = lanes("Contacts", report.contacts, empty: "no contact known in this period", y: &y, contactLane)
         y += 8
-        body += heading("System permissions", y: y)
-        y += Self.headingHeight
-        if report.permissions.isEmpty { body += note("no permission changed", y: y); y += Self.laneHeight }
-        for lane in report.permissions {
-            body += permissionLane(lane, y: y)
-            y += Self.laneHeight
-        }
+        body += lanes("System permissions", report.permissions, empty: "no permission changed", y: &y, permissionLane)
         let height = y + 6
         return """
         <svg xmlns="http://www.w3.org/2000/svg" id="timeline-chart" class="timeline" viewBox="0 0 \(Self.width) \(svgNumber(height))" \
@@ -73,6 +60,30 @@ struct ReportTimeline {
         <rect width="5" height="5" class="dots-ground"/><circle cx="2.5" cy="2.5" r="1.2" class="dots-dot"/></pattern>
         </defs>
         """
+
+    /// A heading, then one lane a row (or a note when there is none), from `y` down; `y` ends below the last.
+    private func lanes<Lane>(_ title: String, _ lanes: [Lane], empty: String, y: inout Double, _ draw: (Lane, Double) -> String) -> String {
+        var out = heading(title, y: y)
+        y += Self.headingHeight
+        if lanes.isEmpty {
+            out += note(empty, y: y)
+            y += Self.laneHeight
+        }
+        for lane in lanes {
+            out += draw(lane, y)
+            y += Self.laneHeight
+        }
+        return out
+    }
+
+    /// Where a bar from `start` to `end` (`nil`: the report's point) begins and how wide it is, clipped to the
+    /// period and at least 2 units wide; `nil` when it lies outside the period.
+    private func bar(_ start: Timestamp, _ end: Timestamp?) -> (x: Double, width: Double)? {
+        let end = end ?? report.point.time
+        guard end >= report.from, start <= report.to else { return nil }
+        let x0 = x(max(start, report.from))
+        return (x0, max(x(min(end, report.to)) - x0, 2))
+    }
 
     private func heading(_ text: String, y: Double) -> String {
         "<text class=\"lane-heading\" x=\"4\" y=\"\(svgNumber(y + 18))\">\(text)</text>\n"
@@ -135,10 +146,7 @@ struct ReportTimeline {
         }
         out += "<line class=\"lane-line\" x1=\"\(svgNumber(Self.plotStart))\" y1=\"\(svgNumber(y + 13))\" x2=\"\(svgNumber(Self.plotEnd))\" y2=\"\(svgNumber(y + 13))\"/>"
         for interval in lane.intervals {
-            let end = interval.end ?? report.point.time
-            guard end >= report.from, interval.start <= report.to else { continue }
-            let x0 = x(max(interval.start, report.from)), x1 = x(min(end, report.to))
-            let width = max(x1 - x0, 2)
+            guard let (x0, width) = bar(interval.start, interval.end) else { continue }
             let source = interval.erased != nil ? "erased" : interval.source.rawValue
             let letter = interval.erased != nil ? "E" : Self.letter(interval.source)
             var title = "\(Self.sourcePhrase(interval.source)), \(HTMLText.short(interval.start))"
@@ -153,7 +161,7 @@ struct ReportTimeline {
                 out += "<text class=\"bar-letter\" x=\"\(svgNumber(x0 + 3))\" y=\"\(svgNumber(y + 17))\">\(letter)</text>"
             }
             if interval.lapsed {
-                out += "<text class=\"lapse\" x=\"\(svgNumber(x1 + 2))\" y=\"\(svgNumber(y + 17))\">✕ lapsed</text>"
+                out += "<text class=\"lapse\" x=\"\(svgNumber(x0 + width + 2))\" y=\"\(svgNumber(y + 17))\">✕ lapsed</text>"
             }
             out += "</g>"
         }
@@ -204,10 +212,7 @@ struct ReportTimeline {
         out += label(lane.permission.rawValue, y: y, title: "permission \(lane.permission.rawValue)", erased: false)
         out += "<line class=\"lane-line\" x1=\"\(svgNumber(Self.plotStart))\" y1=\"\(svgNumber(y + 13))\" x2=\"\(svgNumber(Self.plotEnd))\" y2=\"\(svgNumber(y + 13))\"/>"
         for interval in lane.intervals {
-            let end = interval.end ?? report.point.time
-            guard end >= report.from, interval.start <= report.to else { continue }
-            let x0 = x(max(interval.start, report.from)), x1 = x(min(end, report.to))
-            let width = max(x1 - x0, 2)
+            guard let (x0, width) = bar(interval.start, interval.end) else { continue }
             var title = "\(lane.permission.rawValue) \(interval.state.rawValue), \(HTMLText.short(interval.start))"
             title += interval.end.map { " to \(HTMLText.short($0))" } ?? ""
             title += interval.cause.map { " (\($0.rawValue))" } ?? ""
