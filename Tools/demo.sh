@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on an embedded default: sets up the machine, builds the tool, builds a ledger from the
-# bundled family-day fixture (four children, 1,200 events) and prints an audit of it.
+# bundled family-day fixture (four children, 1,200 events), prints an audit of it and writes each child's
+# audit report (LEDGER_DIR-reports/index.html).
 #
 #   Tools/demo.sh [FIXTURE.jsonl] [LEDGER_DIR]
 #
@@ -41,3 +42,7 @@ echo "== pending questions"
 echo
 echo "== digest of all derived state at the head (equal for any ledger holding these events)"
 "$tool" digest --ledger "$ledger" --format table
+echo
+echo "== an audit report of each child, to open in a browser: $ledger-reports/index.html"
+rm -rf "$ledger-reports"
+"$tool" report --ledger "$ledger" --all --out "$ledger-reports" --format table

@@ -86,6 +86,7 @@ import Testing
             #expect(run.status == 0, "\(run.output)")
             #expect(Self.output(run.output, shows: "imported 1200 events, 0 duplicates; head seq 1200"), "\(run.output)")
             #expect(Self.output(run.output, shows: "ok: 1200 events, head "), "\(run.output)")
+            #expect(FileManager.default.fileExists(atPath: ledger + "-reports/index.html"), "\(run.output)")
         }
     }
 

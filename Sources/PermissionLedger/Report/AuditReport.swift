@@ -16,15 +16,17 @@ import PermissionModel
 public struct AuditReport: Hashable, Sendable {
     /// The child (or user) the report is about.
     public var subject: String
-    /// The period covered, its ends resolved (see ``ReportPeriod``).
+    /// The period's first instant, resolved (see ``ReportPeriod``).
     public var from: Timestamp
+    /// The period's last instant, resolved (see ``ReportPeriod``).
     public var to: Timestamp
     /// The point of the log the report answers for: what the ledger knew then.
     public var point: AsOfPoint
     /// The log's head when the report was made.
     public var head: LogHead
-    /// The contacts known at the start of the period (as of its first instant) and at its end.
+    /// The contacts known at the start of the period: `known-handles` as of its first instant.
     public var knownAtStart: [KnownHandle]
+    /// The contacts known at the end of the period: `known-handles` as of its last instant.
     public var knownAtEnd: [KnownHandle]
     /// Each contact of the child with a row up to the point, with the intervals in which it was known.
     public var contacts: [ContactLane]

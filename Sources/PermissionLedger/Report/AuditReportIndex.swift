@@ -7,6 +7,7 @@ public struct AuditReportIndex: Sendable {
     /// Each report and the file name, relative to the index, it was written to.
     public var entries: [(report: AuditReport, file: String)]
 
+    /// The index of `entries`, in their order.
     public init(entries: [(report: AuditReport, file: String)]) {
         self.entries = entries
     }

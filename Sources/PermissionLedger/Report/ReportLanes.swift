@@ -63,6 +63,7 @@ public struct QuestionMark: Hashable, Sendable {
 
 /// One system permission of a child in an audit report's timeline: its states over time.
 public struct PermissionLane: Hashable, Sendable {
+    /// The permission.
     public var permission: SystemPermission
     /// Each state the permission was in, in log order.
     public var intervals: [PermissionInterval]
@@ -70,7 +71,9 @@ public struct PermissionLane: Hashable, Sendable {
 
 /// A state a permission was in, from a change until the next one (or the report's as-of point).
 public struct PermissionInterval: Hashable, Sendable {
+    /// The state it was in.
     public var state: SystemPermission.State
+    /// What changed it to that state, when the event said.
     public var cause: SystemPermission.Cause?
     /// When the change happened.
     public var start: Timestamp

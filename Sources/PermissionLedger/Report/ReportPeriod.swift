@@ -9,6 +9,7 @@ public struct ReportPeriod: Hashable, Sendable {
     /// The last instant covered, or `nil` for the report's as-of point.
     public var to: Timestamp?
 
+    /// The period from `from` to `to`, both included; `nil` leaves an end open.
     public init(from: Timestamp? = nil, to: Timestamp? = nil) {
         self.from = from
         self.to = to

@@ -72,9 +72,10 @@ struct ReportCommand: ParsableCommand {
                     let report = try AuditReport(ledger: opened, subject: name, period: period, asOf: fixed, signer: signer, verification: verification)
                     let bundle = try writeBundle(opened, report: report, signer: signer, beside: out + "/" + file)
                     try AuditReport.writeFile(report.html(bundleDirectory: bundle.map { ($0 as NSString).lastPathComponent }), to: out + "/" + file)
-                    written.append((report, file, bundle))
+                    written.append((report, out + "/" + file, bundle))
                 }
-                try AuditReport.writeFile(AuditReportIndex(entries: written.map { ($0.report, $0.file) }).html(), to: out + "/index.html")
+                let index = AuditReportIndex(entries: written.map { ($0.report, ($0.file as NSString).lastPathComponent) })
+                try AuditReport.writeFile(index.html(), to: out + "/index.html")
             } else {
                 let report = try AuditReport(ledger: opened, subject: subjects[0], period: period, asOf: fixed, signer: signer, verification: verification)
                 let bundle = try writeBundle(opened, report: report, signer: signer, beside: out)
