@@ -119,11 +119,31 @@ struct ReportCommandTests {
         }
     }
 
+    @Test("without --as-of, a period's end is the point the report answers for, its clock included")
+    func theEndOfThePeriodIsThePoint() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("time-limited.jsonl"))
+            let file = sandbox.path("kid-ben.html")
+            // The last event was recorded at 12:00:01; by 10:30, one approval had not lapsed yet, and by 11:30 it had.
+            for (end, expected) in [("2026-11-20T10:30:00Z", ["emailAddress aunt.jo@example.net", "custom pixelpal"]),
+                                    ("2026-11-20T11:30:00Z", ["emailAddress aunt.jo@example.net"])] {
+                let run = try sandbox.run(["report", "--ledger", ledger, "--subject", "kid-ben", "--to", end, "--out", file])
+                try #require(run.status == 0, "\(run)")
+                let card = try Self.part(try String(contentsOfFile: file, encoding: .utf8), from: "<h3>Known at the end</h3>", to: "</ul>")
+                let shown = zip(Self.attributeValues("data-kind", in: card), Self.attributeValues("data-handle", in: card)).map { "\($0) \($1)" }
+                #expect(Set(shown) == Set(expected), "\(end)")
+                let known = try sandbox.run(["known-handles", "--ledger", ledger, "--subject", "kid-ben", "--as-of", end, "--format", "json"]).json()
+                #expect(Set((known["handles"] as? [[String: Any]] ?? []).map { "\($0["kind"]!) \($0["value"]!)" }) == Set(expected))
+            }
+        }
+    }
+
     @Test("a bad request gets one plain line and writes nothing", arguments: [
         (["--subject", "kid-nobody"], Int32(1)),
         (["--subject", "kid-ben", "--to", "2030-01-01T00:00:00Z", "--as-of", "seq:10"], Int32(1)),
         (["--subject", "kid-ben", "--from", "2026-11-20T18:00:00Z", "--to", "2026-11-20T09:00:00Z"], Int32(1)),
         (["--subject", "kid-ben", "--from", "yesterday"], Int32(2)),
+        (["--subject", "kid-ben", "--to", "2999-01-01T00:00:00Z"], Int32(2)),
         (["--subject", "kid-ben", "--all"], Int32(2)),
         ([String](), Int32(2)),
     ])

@@ -34,7 +34,7 @@ struct ReportCommand: ParsableCommand {
     @Flag(help: "A report for every subject of the ledger (as of --as-of), with an index.") var all = false
     @Option(help: ArgumentHelp("The period's first instant, RFC 3339. Default: the child's first event.", valueName: "TIME"))
     var from: String?
-    @Option(help: ArgumentHelp("The period's last instant, RFC 3339. Default: the --as-of point.", valueName: "TIME"))
+    @Option(help: ArgumentHelp("The period's last instant, RFC 3339; without --as-of, also the point the report answers for. Default: the --as-of point.", valueName: "TIME"))
     var to: String?
     @OptionGroup var asOf: AsOfHeadOption
     @Option(help: ArgumentHelp("The HTML file to write; with several subjects, the directory.", valueName: "FILE"))
@@ -53,17 +53,22 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         let period = ReportPeriod(from: try from.map { try time($0, option: "--from") }, to: try to.map { try time($0, option: "--to") })
         let signer = try signingKey.optionalSigner()
-        let point = try asOf.point()
+        // Without --as-of, a period that ends at --to is reported as the ledger knew it then: what it recorded by
+        // that time, its clock at that time (so that what lapsed by then shows as lapsed).
+        if asOf.asOf == nil, let end = period.to, end > Timestamp(Date()) {
+            throw ToolFailure(.usage, "usage: --to \(to!) is in the future; give --as-of to report as of another point")
+        }
+        let point = try asOf.point() ?? period.to.map { .time($0) }
         // The whole ledger is verified before it is opened to be read: one process opens a ledger once at a time.
         let verification: VerificationReport? = try verify ? {
             do { return try Ledger.verify(path: ledger.path) } catch { throw ToolFailure(error) }
         }() : nil
         let opened = try ledger.openForReading()
         do {
-            let subjects = all ? try opened.read(asOf: point ?? .seq(opened.head().seq)) { try $0.subjects() } : subject
-            guard !subjects.isEmpty else { throw LedgerError(.notFound, "the ledger has no subject as of that point") }
-            // One point for every report, whatever the wall clock does meanwhile.
+            // One point for every report, whatever the wall clock or the log does meanwhile.
             let fixed = try point ?? .seq(opened.head().seq)
+            let subjects = all ? try opened.read(asOf: fixed) { try $0.subjects() } : subject
+            guard !subjects.isEmpty else { throw LedgerError(.notFound, "the ledger has no subject as of that point") }
             var written: [(report: AuditReport, file: String, bundle: String?)] = []
             if all || subjects.count > 1 {
                 try makeDirectory(out)
