@@ -26,6 +26,8 @@ public struct Erasure: Hashable, Sendable {
     /// events recorded before the erasure.
     public var before: Timestamp?
 
+    /// An erasure on `basis`, with the guardian's or the policy's `reference`, of what was recorded before
+    /// `before` (all the subject recorded before the erasure when `nil`).
     public init(basis: Basis, reference: String? = nil, before: Timestamp? = nil) {
         self.basis = basis
         self.reference = reference
@@ -42,6 +44,7 @@ public struct ErasureMark: Hashable, Sendable {
     /// Its basis.
     public var basis: Erasure.Basis
 
+    /// The erasure recorded at `seq`, on `basis`.
     public init(seq: UInt64, basis: Erasure.Basis) {
         self.seq = seq
         self.basis = basis
@@ -57,6 +60,7 @@ public struct ErasedFields: Hashable, Sendable {
     /// The tokens of the event's handles, 16 bytes each, in the order of its personal fields.
     public var tokens: [[UInt8]]
 
+    /// What an erased event keeps: its `commitment` and its handles' `tokens`.
     public init(commitment: [UInt8], tokens: [[UInt8]]) {
         self.commitment = commitment
         self.tokens = tokens

@@ -49,11 +49,14 @@ public struct PermissionEvent: Hashable, Sendable {
         self.payload = payload
     }
 
+    /// Whether two events say the same: their id, subject, times, `seq`, hash, payload and erasure. The salt of
+    /// their commitment, and what an erased event keeps in place of its fields, are not compared.
     public static func == (lhs: PermissionEvent, rhs: PermissionEvent) -> Bool {
         lhs.id == rhs.id && lhs.subject == rhs.subject && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
             && lhs.seq == rhs.seq && lhs.hash == rhs.hash && lhs.payload == rhs.payload && lhs.erased == rhs.erased
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(subject)

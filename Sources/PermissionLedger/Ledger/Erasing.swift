@@ -23,7 +23,10 @@ extension Ledger {
     /// (docs/spec/PRIVACY.md). When it returns, the keys are gone from the key store.
     ///
     /// - Parameters:
+    ///   - subject: the child (or user) whose data is erased.
+    ///   - erasure: its basis (a guardian's request, retention), its reference, and the cut `before`, if any.
     ///   - id: the event's id, the idempotency key; a new UUID when `nil`.
+    ///   - occurredAt: when the erasure was decided: the event's `occurredAt`.
     /// - Throws: ``AppendRejected`` when the subject has no event to erase, or the reference is not valid.
     public func erase(subject: String, _ erasure: Erasure, occurredAt: Timestamp, id: String? = nil) async throws -> ErasureSummary {
         try await offPool("ledger-erase") { [self] _ in try eraseSynchronously(subject: subject, erasure, occurredAt: occurredAt, id: id) }

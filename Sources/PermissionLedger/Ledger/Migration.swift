@@ -8,7 +8,7 @@ extension Ledger {
     ///
     /// Each event keeps its `seq`, `recordedAt` and content; its hash is the new ledger's, as the records differ.
     /// The new ledger records the old ledger's head (`seq` and chain hash) in its `meta` table
-    /// (``migratedFrom``), so that the two logs stay linked: the old head's hash is what any copy of the old
+    /// (``Ledger/migratedFrom()``), so that the two logs stay linked: the old head's hash is what any copy of the old
     /// ledger ends with. The old ledger is only read: once the new one is checked, the operator removes the old
     /// one, and its backups, to remove the plaintext (docs/STORAGE.md, "Upgrading from format 1").
     ///

@@ -26,7 +26,9 @@ extension Ledger {
     /// subject and the cut, and a subject with nothing left to erase is passed over, so a second run, here or in
     /// another process, erases nothing more.
     ///
-    /// - Parameter dryRun: count what would be erased, and write nothing.
+    /// - Parameters:
+    ///   - before: the cut: every personal field recorded before it is erased.
+    ///   - dryRun: count what would be erased, and write nothing.
     public func retain(before: Timestamp, dryRun: Bool = false) async throws -> RetentionSummary {
         try await offPool("ledger-retain") { [self] _ in try retainSynchronously(before: before, dryRun: dryRun) }
     }

@@ -4,7 +4,8 @@ internal import LMDB
 extension LedgerView {
     /// The Merkle tree over the log up to the point: its size (the point's `seq`) and root.
     ///
-    /// - Throws: ``LedgerError`` when the ledger keeps no tree (see ``storedTree()``).
+    /// - Throws: ``LedgerError`` when the ledger keeps no tree: one of format 1, or one made by an older
+    ///   PermissionLedger and not yet opened for writing.
     public func treeHead() throws -> (size: UInt64, root: TreeHash) {
         (point.seq, try proofs().root(size: point.seq))
     }

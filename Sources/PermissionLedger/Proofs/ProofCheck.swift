@@ -1,5 +1,5 @@
 /// Checks RFC 9162 proofs against roots (sections 2.1.3.2 and 2.1.4.2), as an auditor's own verifier does:
-/// what ``verify-bundle`` and the tests use.
+/// what `verify-bundle` and the tests use.
 public enum ProofCheck {
     /// Whether `proof` shows that the leaf of hash `leaf` is leaf `index` of the tree of `size` leaves whose root
     /// is `root`.

@@ -70,7 +70,9 @@ public struct QuestionStatus: Hashable, Sendable {
 
 /// A personal value as a query sees it: readable, or erased by a `subject.erased` event (docs/spec/PRIVACY.md).
 public enum Erasable<Value: Hashable & Sendable>: Hashable, Sendable {
+    /// The value, readable.
     case readable(Value)
+    /// The value is gone: the erasure that made it unreadable.
     case erased(ErasureMark)
 
     /// The readable value transformed; an erased one stays erased.

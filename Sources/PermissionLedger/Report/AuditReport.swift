@@ -44,6 +44,10 @@ public struct AuditReport: Hashable, Sendable {
     /// Reads the report of `subject` over `period`, as the ledger knew it as of `asOf`.
     ///
     /// - Parameters:
+    ///   - ledger: the ledger to read, in one read transaction.
+    ///   - subject: the child (or user) the report is about.
+    ///   - period: the span of time the report covers (default: the subject's whole history up to the point).
+    ///   - asOf: the point of the log the report answers for (default: now).
     ///   - signer: signs the checkpoint the child's events are checked against; without one, the report shows the
     ///     tree's root unsigned.
     ///   - verification: the result of ``Ledger/verify(progress:)``, to show in the report when the caller ran it.
