@@ -26,6 +26,9 @@ public final class Cursor {
 
     private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws(LMDBError) -> Entry? {
         _ = try state.transaction()
+        if let index = OperationTrace.cursorIndex(handle) {
+            OperationTrace.note(.cursorGet(cursor: index, op: op, key: key.map { Array($0) }))
+        }
         var key = key.map(MDB_val.init) ?? MDB_val()
         var value = MDB_val()
         let code = mdb_cursor_get(handle, &key, &value, op)
@@ -91,6 +94,9 @@ public final class Cursor {
         _ = try state.transaction()
         try key.withBytes { key throws(LMDBError) in
             try value.withBytes { value throws(LMDBError) in
+                if let index = OperationTrace.cursorIndex(handle) {
+                    OperationTrace.note(.cursorPut(cursor: index, key: Array(key), value: Array(value), flags: flags.rawValue))
+                }
                 var key = MDB_val(key)
                 var value = MDB_val(value)
                 try state.check(mdb_cursor_put(handle, &key, &value, flags.rawValue))

@@ -103,6 +103,8 @@ public final class Environment: @unchecked Sendable {
     private let mapLock: UnsafeMutablePointer<pthread_rwlock_t>
     /// Held for a whole `write` call (and `openDatabase`).
     private let writerLock: UnsafeMutablePointer<pthread_mutex_t>
+    /// What ``openDatabase(_:create:)`` opened, by name; changed holding the writer's lock.
+    private var openedDatabases: [String: Database] = [:]
     /// Per-thread count of map lock holds, to allow nested reads and detect forbidden nesting.
     private let depthKey: pthread_key_t
 
@@ -357,6 +359,28 @@ public final class Environment: @unchecked Sendable {
         return .done(value)
     }
 
+    /// Runs `body` in a transaction of LMDB's alone, with none of ``read(_:)``'s or ``write(_:)``'s handling
+    /// around it: aborted when `readOnly`, committed otherwise (a write holds the writer's lock).
+    func transactRaw<T>(readOnly: Bool, _ body: (OpaquePointer) throws(LMDBError) -> T) throws -> T {
+        func run() throws(LMDBError) -> T {
+            try withMapLock { () throws(LMDBError) -> T in
+                var txn: OpaquePointer?
+                try LMDBError.check(mdb_txn_begin(try liveHandle(), nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn))
+                guard let txn else { throw .invalidArgument }
+                let value: T
+                do throws(LMDBError) {
+                    value = try body(txn)
+                } catch {
+                    mdb_txn_abort(txn)
+                    throw error
+                }
+                if readOnly { mdb_txn_abort(txn) } else { try LMDBError.check(mdb_txn_commit(txn)) }
+                return value
+            }
+        }
+        return readOnly ? try run() : try serializedWrite { try run() }
+    }
+
     /// Doubles the map size, with no transaction of this process alive.
     private func grow() throws(LMDBError) {
         try withMapLock(exclusive: true) { () throws(LMDBError) in
@@ -477,7 +501,18 @@ public final class Environment: @unchecked Sendable {
             return Database(handle: dbi)
         }
         // Committing (even a read transaction) keeps the handle open for the environment.
-        return try serializedWrite { try transact(readOnly: readOnly && !create, commit: true, open) }
+        return try serializedWrite {
+            let database = try transact(readOnly: readOnly && !create, commit: true, open)
+            openedDatabases[name] = database
+            return database
+        }
+    }
+
+    /// The databases opened so far, by name (the unnamed one is `""`).
+    public var databases: [String: Database] {
+        posix(pthread_mutex_lock(writerLock))
+        defer { posix(pthread_mutex_unlock(writerLock)) }
+        return openedDatabases
     }
 
     /// Returns statistics about `db`, as of the last commit.

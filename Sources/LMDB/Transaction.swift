@@ -99,6 +99,7 @@ final class TransactionState {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(try transaction(), db.handle, &cursor))
         guard let cursor else { throw .invalidArgument }
+        OperationTrace.noteCursor(cursor, dbi: db.handle)
         cursors.append(cursor)
         return cursor
     }
@@ -159,6 +160,7 @@ public struct ReadTransaction {
     public func get(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var key = MDB_val(key)
         var value = MDB_val()
+        OperationTrace.note(.get(dbi: db.handle, key: Array(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))))
         let code = mdb_get(try state.transaction(), db.handle, &key, &value)
         if code == MDB_NOTFOUND { return nil }
         try state.check(code)
@@ -258,6 +260,7 @@ public struct WriteTransaction {
     public func put(
         _ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []
     ) throws(LMDBError) {
+        OperationTrace.note(.put(dbi: db.handle, key: Array(key), value: Array(value), flags: flags.rawValue))
         var key = MDB_val(key)
         var value = MDB_val(value)
         try state.check(mdb_put(try state.transaction(), db.handle, &key, &value, flags.rawValue))
@@ -277,6 +280,7 @@ public struct WriteTransaction {
     /// The corresponding LMDB function is `mdb_del`.
     @discardableResult
     public func delete(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        OperationTrace.note(.delete(dbi: db.handle, key: Array(key)))
         var key = MDB_val(key)
         let code = mdb_del(try state.transaction(), db.handle, &key, nil)
         if code == MDB_NOTFOUND { return false }

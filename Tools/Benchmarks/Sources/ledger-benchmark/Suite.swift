@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 @_spi(StorageEngine) import PermissionLedger
 import PermissionModel
 import PermissionLedgerTesting
@@ -96,6 +97,8 @@ struct Figure {
     var workload: String
     var unit: String
     var ledger: Double
+    /// The same LMDB operations as the ledger's, performed alone (``OperationTrace``), in the ledger's unit.
+    var floor: Double?
     var raw: Double?
     var sqlite: Double?
     var baseline: Double?
@@ -197,15 +200,38 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     let ledger = try Ledger(path: directory + "/ledger", options: .init(mapSize: 1 << 30, durable: true))
     let raw = try RawLMDBLog(path: directory + "/raw")
     let sqlite = try SQLiteLedger(path: directory + "/ledger.sqlite")
-    var times = [0.0, 0.0, 0.0]
-    var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0] }
+    // The floor: each batch appended first, off the clock, to a ledger of its own whose LMDB operations are
+    // recorded; the operations are then performed again alone, durably, in an environment of their own with the
+    // same databases. Its keys and tokens are its own random ones: the same operations on keys of the same
+    // shapes, at other places in the B-trees.
+    let traced = try Ledger(path: directory + "/traced", options: .init(mapSize: 1 << 30, durable: false))
+    try FileManager.default.createDirectory(atPath: directory + "/floor", withIntermediateDirectories: true)
+    let floor = try Environment(path: directory + "/floor", options: .init(mapSize: 1 << 30, maxDatabases: 64))
+    var floorDatabases: [Database: Database] = [:]
+    try FileManager.default.createDirectory(atPath: directory + "/floor-sorted", withIntermediateDirectories: true)
+    let sortedFloor = try Environment(path: directory + "/floor-sorted", options: .init(mapSize: 1 << 30, maxDatabases: 64))
+    var sortedFloorDatabases: [Database: Database] = [:]
+    var floorOperations = 0
+    var times = [0.0, 0.0, 0.0, 0.0, 0.0]
+    var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0, 0, 0] }
     try forEachAppendBatch(options) { batch, round in
         // Encoding for raw LMDB is not part of its floor: the ledger's stored bytes, made before the clock starts.
         let encoded = raw.encode(batch)
+        let (_, trace) = try OperationTrace.recording { _ = try traced.appendSynchronously(batch) }
+        floorOperations += trace.count
+        let recorded = traced.storageEnvironment.databases
+        if floorDatabases.count != recorded.count {
+            for (name, database) in recorded {
+                floorDatabases[database] = try floor.openDatabase(name, create: true)
+                sortedFloorDatabases[database] = try sortedFloor.openDatabase(name, create: true)
+            }
+        }
         let steps: [() throws -> Void] = [
             { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
             { try raw.append(encoded) },
             { let appended = try sqlite.append(batch); precondition(appended == batch.count) },
+            { _ = try floor.perform(trace, asWrite: true, databases: floorDatabases) },
+            { _ = try sortedFloor.perform(trace.inKeyOrder(), asWrite: true, databases: sortedFloorDatabases) },
         ]
         for engine in turns(steps.count, round: round) {
             let writtenBefore = bytesWrittenByProcess()
@@ -228,14 +254,18 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     // rewrites every page its B-tree changes, so inserts at scattered keys write whole pages for a few bytes each.
     let writes = written.map { w in
         Figure(workload: "bytes written per event during the append", unit: "bytes", ledger: Double(w[0]) / n,
-               raw: Double(w[1]) / n, sqlite: Double(w[2]) / n, ratio: Double(w[0]) / Double(w[2]),
+               floor: Double(w[3]) / n, raw: Double(w[1]) / n, sqlite: Double(w[2]) / n, ratio: Double(w[0]) / Double(w[2]),
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "wchar of /proc/self/io around each engine's transactions: every page a commit writes")
     }
     return AppendRun(directory: directory, ledgerPath: directory + "/ledger", sqlite: sqlite, events: options.events, figures: [
         Figure(workload: "batched durable append, \(options.events) events in transactions of \(options.batch)", unit: "events/s",
-               ledger: rates[0], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
-               target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25),
+               ledger: rates[0], floor: rates[3], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
+               target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25,
+               note: String(format: "floor: the ledger's LMDB operations (%.1f an event), recorded and performed again alone, one durable transaction a batch", Double(floorOperations) / n)),
+        Figure(workload: "  the floor with each batch's writes in key order (diagnosis)", unit: "events/s", ledger: rates[0], floor: rates[4],
+               target: "(floor)", met: nil,
+               note: "the same operations, each database's writes of a batch sorted by key after the batch's reads: what writing the indexes in key order would leave"),
         Figure(workload: "  the same, against SQLite", unit: "events/s", ledger: rates[0], sqlite: rates[2],
                ratio: rates[0] / rates[2], ratioName: "ledger / SQLite", target: "≥ 5", met: rates[0] / rates[2] >= 5),
         Figure(workload: "  the same ledger, its commits not flushed (diagnosis: the flush free)", unit: "events/s",
@@ -247,7 +277,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                target: "(ceiling)", met: nil,
                note: "InMemoryRules: the rules, the record's encoding and the chain hash that every append runs, as the ledger runs them, and nothing stored: the ledger's own Swift work before LMDB does anything"),
         Figure(workload: "bytes on disk per event, after \(options.events) events", unit: "bytes", ledger: Double(ledgerBytes) / n,
-               raw: Double(raw.bytesOnDisk) / n, sqlite: Double(sqliteBytes) / n, ratio: Double(ledgerBytes) / Double(sqliteBytes),
+               floor: Double(fileSize(directory + "/floor/data.mdb")) / n, raw: Double(raw.bytesOnDisk) / n, sqlite: Double(sqliteBytes) / n, ratio: Double(ledgerBytes) / Double(sqliteBytes),
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
     ] + (writes.map { [$0] } ?? []))
@@ -406,12 +436,19 @@ func measureQueries(
     for file in [ledgerPath + "/data.mdb", sqlitePath, sqlitePath + "-wal"] { warmPageCache(file) }
 
     // The same random queries on both, as of random points, each in a read transaction of its own.
-    var rng = SeededRandom(seed: 99)
     let handles = EventGenerator(seed: 1, subjects: options.subjects)
     let head = UInt64(count)
     let kinds = ["question", "known handles", "is known handle", "permissions"]
-    var times = [[Double]](repeating: [0, 0], count: kinds.count)
+    // Per kind: the ledger and SQLite, then warm the ledger, SQLite and the floor (the ledger's LMDB operations
+    // performed alone).
+    var times = [[Double]](repeating: [0, 0, 0, 0, 0], count: kinds.count)
+    let environment = ledger.storageEnvironment
+    var floorOperations = 0
     var mismatches = 0
+    // Two passes over the same queries: the first as the suite has always measured them (each engine's query
+    // then the other's, in turns), the second warm, against the floor.
+    for pass in 0..<2 {
+    var rng = SeededRandom(seed: 99)
     for round in 0..<(options.queries + options.queries / 10) {
         let warmUp = round < options.queries / 10
         let (id, askedSeq) = sample[Int.random(in: 0..<sample.count, using: &rng)]
@@ -437,7 +474,7 @@ func measureQueries(
              { let rows = try sqlite.permissions(subject: subject, asOf: point)
                return { .permissions(rows.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } }),
         ]
-        for (kind, query) in queries.enumerated() {
+        for (kind, query) in queries.enumerated() where pass == 0 {
             var answers: [QueryAnswer?] = [nil, nil]
             for engine in turns(2, round: round) {
                 var answer: Answer = { nil }
@@ -447,20 +484,51 @@ func measureQueries(
             }
             if answers[0] != answers[1] { mismatches += 1 }
         }
+        for (kind, query) in queries.enumerated() where pass == 1 {
+            // Warm: each query run first off the clock, the ledger's with its LMDB operations recorded, so that
+            // the ledger, its floor (those operations performed again alone, with LMDB's C API) and SQLite each
+            // run a query whose pages and code have just been used, in turns.
+            let (_, trace) = try OperationTrace.recording { _ = try query.ledger() }
+            _ = try query.sqlite()
+            for engine in turns(3, round: round) {
+                let elapsed = try seconds {
+                    switch engine {
+                    case 0: _ = try query.ledger()
+                    case 1: _ = try query.sqlite()
+                    default: _ = try environment.perform(trace)
+                    }
+                }
+                if !warmUp { times[kind][2 + engine] += elapsed }
+            }
+            if !warmUp { floorOperations += trace.count }
+        }
+    }
     }
     precondition(mismatches == 0, "\(mismatches) queries answered differently by the ledger and SQLite")
     let n = Double(options.queries)
-    let ledgerTotal = times.reduce(0) { $0 + $1[0] }
-    let sqliteTotal = times.reduce(0) { $0 + $1[1] }
-    let ratio = sqliteTotal / ledgerTotal
-    figures.insert(Figure(
+    func total(_ column: Int) -> Double { times.reduce(0) { $0 + $1[column] } }
+    let ratio = total(1) / total(0)
+    let warmRatio = total(3) / total(2)
+    let floorRatio = total(2) / total(4)
+    figures.insert(contentsOf: [Figure(
         workload: "as-of queries on a \(count)-event ledger (the four kinds below, mixed)", unit: "queries/s",
-        ledger: n * 4 / ledgerTotal, sqlite: n * 4 / sqliteTotal, ratio: ratio, ratioName: "ledger / SQLite",
-        target: "≥ 10", met: ratio >= 10, note: "\(options.queries) of each kind as of random points, page cache warm; every answer equal on both"), at: 0)
-    for (kind, name) in kinds.enumerated() {
-        figures.insert(Figure(workload: "  \(name)", unit: "queries/s", ledger: n / times[kind][0], sqlite: n / times[kind][1],
-                              ratio: times[kind][1] / times[kind][0], ratioName: "ledger / SQLite", target: "", met: nil), at: 1 + kind)
-    }
+        ledger: n * 4 / total(0), sqlite: n * 4 / total(1), ratio: ratio, ratioName: "ledger / SQLite",
+        target: "≥ 10", met: ratio >= 10, note: "\(options.queries) of each kind as of random points, page cache warm; every answer equal on both")]
+        + kinds.indices.map { kind in
+            Figure(workload: "  \(kinds[kind])", unit: "queries/s", ledger: n / times[kind][0], sqlite: n / times[kind][1],
+                   ratio: times[kind][1] / times[kind][0], ratioName: "ledger / SQLite", target: "", met: nil)
+        }
+        + [Figure(
+            workload: "the same queries, each run twice, the second time timed: warm, against the floor", unit: "queries/s",
+            ledger: n * 4 / total(2), floor: n * 4 / total(4), sqlite: n * 4 / total(3), ratio: warmRatio, ratioName: "ledger / SQLite",
+            target: "≥ 10; ≤ 3× floor", met: warmRatio >= 10 && floorRatio <= 3,
+            note: String(format: "a second pass over the same queries: each run once off the clock, the ledger's with its LMDB operations recorded, then the ledger, SQLite and the floor in turns; the floor: those operations (%.1f a query on average) performed again alone in one read transaction, with LMDB's C API", Double(floorOperations) / (n * 4)))]
+        + kinds.indices.map { kind in
+            let fromFloor = times[kind][2] / times[kind][4]
+            return Figure(workload: "  \(kinds[kind]), warm", unit: "queries/s", ledger: n / times[kind][2], floor: n / times[kind][4],
+                          sqlite: n / times[kind][3], ratio: times[kind][3] / times[kind][2], ratioName: "ledger / SQLite",
+                          target: "≤ 3× floor", met: fromFloor <= 3)
+        }, at: 0)
     figures.append(Figure(workload: "bytes on disk per event, after \(count) events", unit: "bytes",
                           ledger: Double(fileSize(ledgerPath + "/data.mdb")) / Double(count), sqlite: Double(try sqlite.bytesOnDisk()) / Double(count),
                           target: "(none)", met: nil))
@@ -536,10 +604,13 @@ func printTable(_ figures: [Figure], options: SuiteOptions, started: Date) {
         if value >= 100 { return value.formatted(.number.precision(.fractionLength(0))) }
         return String(format: "%.2f", value)
     }
-    let header = ["Workload", "Unit", "Ledger", "Raw LMDB", "SQLite", "Baseline", "Ratio", "Target", "Met"]
+    let header = ["Workload", "Unit", "Ledger", "Floor", "Ledger / floor", "Raw LMDB", "SQLite", "Baseline", "Ratio", "Target", "Met"]
     var rows = [header]
     for f in figures {
-        rows.append([f.workload, f.unit, number(f.ledger), number(f.raw), number(f.sqlite), number(f.baseline),
+        // The ledger's time (or size) over the floor's: how many times the floor's work the ledger's takes.
+        let distance = f.floor.map { floor in f.unit.hasSuffix("/s") ? floor / f.ledger : f.ledger / floor }
+        rows.append([f.workload, f.unit, number(f.ledger), number(f.floor), distance.map { String(format: "%.2f×", $0) } ?? "–",
+                     number(f.raw), number(f.sqlite), number(f.baseline),
                      f.ratio.map { String(format: "%.2f×", $0) + (f.ratioName.map { " (\($0))" } ?? "") } ?? "–",
                      f.target, f.met.map { $0 ? "yes" : "NO" } ?? ""])
     }
@@ -563,7 +634,7 @@ func writeJSON(_ figures: [Figure], options: SuiteOptions, started: Date) throws
                     "queries": options.queries, "subjects": options.subjects, "groupCommitRounds": options.groupCommitRounds,
                     "growthHandles": options.growthHandles, "growthSubjects": options.growthSubjects],
         "figures": figures.map { f -> [String: Any] in
-            ["workload": f.workload.trimmingCharacters(in: .whitespaces), "unit": f.unit, "ledger": value(f.ledger), "rawLMDB": value(f.raw),
+            ["workload": f.workload.trimmingCharacters(in: .whitespaces), "unit": f.unit, "ledger": value(f.ledger), "floor": value(f.floor), "rawLMDB": value(f.raw),
              "sqlite": value(f.sqlite), "baseline": value(f.baseline), "ratio": value(f.ratio), "ratioOf": f.ratioName ?? NSNull(),
              "target": f.target, "met": f.met.map { $0 as Any } ?? NSNull(), "note": f.note]
         },

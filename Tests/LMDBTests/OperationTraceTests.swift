@@ -1,0 +1,122 @@
+import Foundation
+import LMDB
+import Testing
+
+/// What ``Environment/perform(_:asWrite:databases:)`` adds up of a value it reads: its 8-byte words as the machine
+/// loads them, then its last bytes one by one.
+private func fold(_ bytes: [UInt8]) -> UInt64 {
+    bytes.withUnsafeBytes { buffer in
+        var sum: UInt64 = 0
+        var index = 0
+        while index + 8 <= buffer.count {
+            sum &+= buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < buffer.count { sum &+= UInt64(buffer[index]); index += 1 }
+        return sum
+    }
+}
+
+/// One recording at a time in the process: the suite's tests run one after the other.
+@Suite(.serialized) struct OperationTraceTests {
+    /// Every entry of `db`, in key order.
+    private func entries(_ env: Environment, _ db: Database) throws -> [[UInt8]: [UInt8]] {
+        try env.read { txn in
+            let cursor = try txn.cursor(db)
+            var result: [[UInt8]: [UInt8]] = [:]
+            var entry = try cursor.first()
+            while let (key, value) = entry {
+                result[Array(key)] = Array(value)
+                entry = try cursor.next()
+            }
+            return result
+        }
+    }
+
+    /// Writes through every kind of write the trace records: put, put through a cursor (appending), delete,
+    /// and a put of a key that is there already with `noOverwrite`, which fails and is recorded all the same.
+    private func writeEverything(_ env: Environment, _ db: Database, _ other: Database) throws {
+        try env.write { txn in
+            for n in [5, 1, 9, 3] { try txn.put(db, key: key(n), value: bytes("value \(n)")) }
+            let cursor = try txn.cursor(other)
+            for n in 0..<20 { try cursor.put(key: key(n), value: bytes("appended \(n)"), flags: .append) }
+            try txn.delete(db, key: key(9))
+            try txn.put(db, key: key(5), value: bytes("value 5 again"))
+            #expect(throws: LMDBError.keyExists) { try txn.put(db, key: key(1), value: bytes("never"), flags: .noOverwrite) }
+        }
+    }
+
+    @Test func writesPerformedElsewhereLeaveTheSameDatabases() throws {
+        try withTemporaryDirectory { path in
+            try FileManager.default.createDirectory(atPath: path + "/a", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: path + "/b", withIntermediateDirectories: true)
+            let a = try Environment(path: path + "/a", options: .init(durable: false))
+            let b = try Environment(path: path + "/b", options: .init(durable: false))
+            // Opened in another order in b, so that the handles differ and the mapping matters.
+            let (aFirst, aSecond) = (try a.openDatabase("first", create: true), try a.openDatabase("second", create: true))
+            let (bSecond, bFirst) = (try b.openDatabase("second", create: true), try b.openDatabase("first", create: true))
+            #expect(a.databases == ["first": aFirst, "second": aSecond])
+            let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
+            #expect(trace.count == 4 + 1 + 20 + 1 + 1 + 1)
+
+            _ = try b.perform(trace, asWrite: true, databases: [aFirst: bFirst, aSecond: bSecond])
+            #expect(try entries(b, bFirst) == entries(a, aFirst))
+            #expect(try entries(b, bSecond) == entries(a, aSecond))
+            #expect(try entries(b, bFirst)[key(5)] == bytes("value 5 again"))
+            #expect(try entries(b, bFirst)[key(9)] == nil)
+        }
+    }
+
+    @Test func writesInKeyOrderLeaveTheSameDatabases() throws {
+        try withTemporaryDirectory { path in
+            try FileManager.default.createDirectory(atPath: path + "/a", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: path + "/b", withIntermediateDirectories: true)
+            let a = try Environment(path: path + "/a", options: .init(durable: false))
+            let b = try Environment(path: path + "/b", options: .init(durable: false))
+            let (aFirst, aSecond) = (try a.openDatabase("first", create: true), try a.openDatabase("second", create: true))
+            let (bFirst, bSecond) = (try b.openDatabase("first", create: true), try b.openDatabase("second", create: true))
+            let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
+            let sorted = trace.inKeyOrder()
+            #expect(sorted.count == trace.count)
+            // The put of 5 again after its first put, and the delete of 9 after its put: the last writes win.
+            _ = try b.perform(sorted, asWrite: true, databases: [aFirst: bFirst, aSecond: bSecond])
+            #expect(try entries(b, bFirst) == entries(a, aFirst))
+            #expect(try entries(b, bSecond) == entries(a, aSecond))
+        }
+    }
+
+    @Test func readsPerformedAgainReadTheSameValues() throws {
+        try withEnvironment { env, db in
+            try env.write { txn in
+                for n in 0..<100 { try txn.put(db, key: key(n), value: [UInt8](repeating: UInt8(n), count: n + 1)) }
+            }
+            let ((), trace) = try OperationTrace.recording {
+                try env.read { txn in
+                    _ = try txn.get(db, key: key(7))
+                    _ = try txn.get(db, key: key(1_000))
+                    let cursor = try txn.cursor(db)
+                    _ = try cursor.seek(atOrAfter: key(40))
+                    _ = try cursor.next()
+                    _ = try cursor.previous()
+                }
+            }
+            #expect(trace.count == 2 + 1 + 3)
+            // The values found: at key 7, nothing at 1,000, then at 40, 41 and 40 again.
+            let found = [7, 40, 41, 40].map { [UInt8](repeating: UInt8($0), count: $0 + 1) }
+            #expect(try env.perform(trace) == found.reduce(0) { $0 &+ fold($1) })
+        }
+    }
+
+    @Test func onlyTheRecordingThreadIsRecorded() throws {
+        try withEnvironment { env, db in
+            try env.write { txn in try txn.put(db, key: key(1), value: bytes("one")) }
+            let ((), trace) = try OperationTrace.recording {
+                try onThreads(2) { _ in
+                    _ = try env.read { txn in try txn.get(db, key: key(1)) }
+                }
+                _ = try env.read { txn in try txn.get(db, key: key(1)) }
+            }
+            #expect(trace.count == 1)
+        }
+    }
+}
