@@ -35,6 +35,31 @@ struct ImportInputEdgeTests {
         }
     }
 
+    /// Lines are read and decoded on a thread of their own, in batches: the problems of a long input, far apart
+    /// and across files, still come in input order with their files and lines.
+    @Test("problems far apart in long inputs are reported in input order, with their files and lines")
+    func problemsAcrossBatches() throws {
+        try withSandbox { sandbox in
+            let bad: Set<Int> = [5, 600, 1_999]
+            let first = try sandbox.write((1...2_000).map { bad.contains($0) ? "not json \($0)\n" : "# line \($0)\n" }.joined(), to: "first.jsonl")
+            let second = try sandbox.write("# one\n{\n", to: "second.jsonl")
+            let result = try sandbox.run(["import", "--ledger", sandbox.ledger, first, second])
+            #expect(result.status == 1, "\(result)")
+            let places = result.errorLines.dropLast().map { $0.split(separator: ":").prefix(2).joined(separator: ":") }
+            #expect(places == ["\(first):5", "\(first):600", "\(first):1999", "\(second):2"], "\(result)")
+            #expect(result.errorLines.last == "rejected: nothing was written", "\(result)")
+
+            // More problems than are shown: the first 100, in order, then a line that says there are more.
+            let many = try sandbox.write((1...1_000).map { $0.isMultiple(of: 3) ? "bad \($0)\n" : "# \($0)\n" }.joined(), to: "many.jsonl")
+            let cut = try sandbox.run(["import", "--ledger", sandbox.ledger, many])
+            #expect(cut.status == 1, "\(cut)")
+            #expect(cut.errorLines.count == 102, "\(cut)")
+            #expect(cut.errorLines.first?.hasPrefix("\(many):3: ") == true, "\(cut)")
+            #expect(cut.errorLines.dropFirst(99).first?.hasPrefix("\(many):300: ") == true, "\(cut)")
+            #expect(cut.errorLines.dropFirst(100).first == "… and more problems; the first 100 are shown", "\(cut)")
+        }
+    }
+
     @Test("a UTF-8 byte order mark at the start of a file (or of standard input) is skipped")
     func byteOrderMark() throws {
         try withSandbox { sandbox in

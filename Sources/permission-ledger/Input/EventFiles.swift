@@ -69,37 +69,33 @@ struct EventFiles {
         // In input order: a line's parse problem is found when it is read, its rule rejection right after.
         // One more than is shown tells that there are more.
         var problems: [String] = []
-        var current = 0
         var events = 0
         /// Where the last event given to the ledger came from.
         var place = (file: 0, line: 0)
+        // Read and decoded on a thread of their own, while the rules run on this one.
+        let decodedLines = DecodedLines(readers) { line in
+            switch line {
+            case .text(let bytes): Result { () throws(EventRejection) in try EventJSON.decode(line: bytes) }
+            case .tooLong: .failure(Self.tooLong)
+            }
+        }
 
         func next() throws -> PermissionEvent? {
-            while current < readers.count {
+            while let line = try decodedLines.next() {
                 if problems.count > Self.maxReported { throw InputProblems() }
-                let reader = readers[current]
-                let decoded: Result<PermissionEvent?, EventRejection>? = try reader.nextLine { line in
-                    switch line {
-                    case .text(let bytes): Result { () throws(EventRejection) in try EventJSON.decode(line: bytes) }
-                    case .tooLong: .failure(Self.tooLong)
-                    }
+                let name = readers[line.file].name
+                if line.number % 50_000 == 0 {
+                    progress.show("importing \(name): \(line.number) lines, \(events) events checked")
                 }
-                guard let decoded else {
-                    current += 1
-                    continue
-                }
-                if reader.lineNumber % 50_000 == 0 {
-                    progress.show("importing \(reader.name): \(reader.lineNumber) lines, \(events) events checked")
-                }
-                switch decoded {
+                switch line.decoded {
                 case .success(nil):
                     continue
                 case .success(let event?):
-                    place = (current, reader.lineNumber)
+                    place = (line.file, line.number)
                     events += 1
                     return event
                 case .failure(let rejection):
-                    problems.append("\(reader.name):\(reader.lineNumber): \(rejection)")
+                    problems.append("\(name):\(line.number): \(rejection)")
                 }
             }
             // Every line was checked: throwing aborts the transaction when any was rejected.
@@ -109,6 +105,7 @@ struct EventFiles {
 
         defer {
             progress.done()
+            decodedLines.stop()
             for reader in readers { reader.close() }
         }
         do {
