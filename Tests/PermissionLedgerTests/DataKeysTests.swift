@@ -25,6 +25,16 @@ import Testing
         }
     }
 
+    @Test func theExtractStepIsSwiftCryptosWithAnEmptySalt() {
+        for name in ["day", "lookup", "values"] {
+            let key = secrets.key(for: name)
+            let expected = HKDF<SHA256>.extract(inputKeyMaterial: key, salt: [UInt8]())
+            // Twice: each starts from a copy of the keyed state, which the first must not change.
+            #expect(Array(DataKeys.extract(key)) == Array(expected))
+            #expect(Array(DataKeys.extract(key)) == Array(expected))
+        }
+    }
+
     @Test func theTokenKeyIsHKDFOfTheLookupKey() {
         for name in ["lookup", "another lookup"] {
             let lookupKey = secrets.key(for: name)

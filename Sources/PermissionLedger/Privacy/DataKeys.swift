@@ -35,7 +35,22 @@ package enum DataKeys {
     /// What ``eventKey(dayKey:seq:)`` needs of the day key alone, made once per day key and kept: HKDF's extract
     /// step, and HMAC keyed by its pseudorandom key for the expand step.
     static func eventKeyBase(dayKey: SymmetricKey) -> HKDFExpander {
-        HKDFExpander(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: dayKey, salt: [UInt8]()))
+        HKDFExpander(pseudoRandomKey: extract(dayKey))
+    }
+
+    /// HKDF-SHA256's extract step with an empty salt, of `inputKeyMaterial`: HMAC-SHA256 keyed by the salt, which
+    /// RFC 5869 (section 2.2) sets to HashLen zero bytes when it is not given (HMAC pads a shorter key with zeros,
+    /// so the empty salt and these are one key). It starts from a copy of HMAC's state keyed once: the same bytes
+    /// as swift-crypto's `HKDF.extract` (DataKeysTests), without keying a new HMAC each time.
+    static func extract(_ inputKeyMaterial: SymmetricKey) -> HashedAuthenticationCode<SHA256> {
+        var hmac = EmptySalt.keyed
+        inputKeyMaterial.withUnsafeBytes { hmac.update(data: $0) }
+        return hmac.finalize()
+    }
+
+    /// HMAC-SHA256 keyed by HKDF's empty salt, set up once.
+    private enum EmptySalt {
+        nonisolated(unsafe) static let keyed = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.byteCount)))
     }
 
     /// The info of the expand step of ``eventKey(dayKey:seq:)``.
@@ -48,8 +63,7 @@ package enum DataKeys {
     /// The HMAC key of handle tokens, from a subject's lookup key: HKDF-SHA256 with an empty salt (the same bytes
     /// as swift-crypto's `HKDF.deriveKey`, for less: ``HKDFExpander``).
     static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
-        HKDFExpander(pseudoRandomKey: HKDF<SHA256>.extract(inputKeyMaterial: lookupKey, salt: [UInt8]()))
-            .expand(info: Array("PermissionLedger handle token 1".utf8))
+        HKDFExpander(pseudoRandomKey: extract(lookupKey)).expand(info: Array("PermissionLedger handle token 1".utf8))
     }
 
     /// The length of a handle token.
