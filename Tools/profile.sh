@@ -41,7 +41,7 @@ commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 graph() {
     local name="$1" title="$2" rootframe="$3"
     shift 3
-    perf record -g -F 1999 -o "$scratch/perf.data" -- "$@" > "$scratch/$name.txt" 2>&1
+    perf record -q -g -F 1999 -o "$scratch/perf.data" -- "$@" > "$scratch/$name.txt" 2>&1
     perf script -i "$scratch/perf.data" 2>/dev/null > "$scratch/perf.script"
     python3 "$root/Tools/flamegraph.py" --title "$title ($commit)" ${rootframe:+--root "$rootframe"} \
         "$scratch/perf.script" > "$out/$name.svg"

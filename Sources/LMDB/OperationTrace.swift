@@ -47,6 +47,28 @@ public final class OperationTrace: @unchecked Sendable {
         return (try body(), trace)
     }
 
+    /// What the trace writes to each database (by its handle in the recording environment): the number of puts
+    /// and deletes, and the bytes of their keys and values.
+    public func writes() -> [Database: (operations: Int, bytes: Int)] {
+        var cursorDatabases: [MDB_dbi] = []
+        var result: [Database: (operations: Int, bytes: Int)] = [:]
+        func add(_ dbi: MDB_dbi, _ bytes: Int) {
+            let database = Database(handle: dbi)
+            let (operations, total) = result[database] ?? (0, 0)
+            result[database] = (operations + 1, total + bytes)
+        }
+        for operation in operations {
+            switch operation {
+            case .openCursor(let dbi): cursorDatabases.append(dbi)
+            case .get, .cursorGet: break
+            case .cursorPut(let cursor, let key, let value, _): add(cursorDatabases[cursor], key.count + value.count)
+            case .put(let dbi, let key, let value, _): add(dbi, key.count + value.count)
+            case .delete(let dbi, let key): add(dbi, key.count)
+            }
+        }
+        return result
+    }
+
     /// The same operations with the writes of each database in key order, after the reads: what the writes
     /// would cost if whoever made them had held them back and written them sorted (a diagnosis). Writes of one
     /// key keep their order; cursor writes become writes of their database, and `MDB_APPEND` is dropped.

@@ -58,6 +58,10 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
             #expect(a.databases == ["first": aFirst, "second": aSecond])
             let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
             #expect(trace.count == 4 + 1 + 20 + 1 + 1 + 1)
+            let written = trace.writes()
+            #expect(written[aFirst]?.operations == 7)
+            #expect(written[aSecond]?.operations == 20)
+            #expect(written[aSecond]?.bytes == (0..<20).reduce(0) { $0 + 16 + "appended \($1)".utf8.count })
 
             _ = try b.perform(trace, asWrite: true, databases: [aFirst: bFirst, aSecond: bSecond])
             #expect(try entries(b, bFirst) == entries(a, aFirst))

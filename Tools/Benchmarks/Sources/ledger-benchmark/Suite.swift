@@ -212,6 +212,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     let sortedFloor = try Environment(path: directory + "/floor-sorted", options: .init(mapSize: 1 << 30, maxDatabases: 64))
     var sortedFloorDatabases: [Database: Database] = [:]
     var floorOperations = 0
+    var floorWrites: [Database: (operations: Int, bytes: Int)] = [:]
     var times = [0.0, 0.0, 0.0, 0.0, 0.0]
     var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0, 0, 0] }
     try forEachAppendBatch(options) { batch, round in
@@ -220,6 +221,10 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
         let (_, trace) = try OperationTrace.recording { _ = try traced.appendSynchronously(batch) }
         floorOperations += trace.count
         let recorded = traced.storageEnvironment.databases
+        for (database, written) in trace.writes() {
+            let before = floorWrites[database] ?? (0, 0)
+            floorWrites[database] = (before.operations + written.operations, before.bytes + written.bytes)
+        }
         if floorDatabases.count != recorded.count {
             for (name, database) in recorded {
                 floorDatabases[database] = try floor.openDatabase(name, create: true)
@@ -247,6 +252,11 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     precondition(raw.head == sqlite.head.hash && ledgerHead.seq == sqlite.head.seq, "the three engines hold different logs")
     let n = Double(options.events)
     let rates = times.map { n / $0 }
+    // Where the floor's writes go: each table's writes per event, and their keys' and values' bytes.
+    let names = Dictionary(uniqueKeysWithValues: traced.storageEnvironment.databases.map { ($1, $0) })
+    let perTable = floorWrites.sorted { $0.value.operations > $1.value.operations }.map { database, written in
+        String(format: "%@ %.2f (%.0f B)", names[database] ?? "?", Double(written.operations) / n, Double(written.bytes) / n)
+    }
     let ceilings = try measureAppendCeilings(options, directory: directory, head: ledgerHead)
     let ledgerBytes = fileSize(directory + "/ledger/data.mdb")
     let sqliteBytes = try sqlite.bytesOnDisk()
@@ -262,7 +272,7 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
         Figure(workload: "batched durable append, \(options.events) events in transactions of \(options.batch)", unit: "events/s",
                ledger: rates[0], floor: rates[3], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
                target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25,
-               note: String(format: "floor: the ledger's LMDB operations (%.1f an event), recorded and performed again alone, one durable transaction a batch", Double(floorOperations) / n)),
+               note: String(format: "floor: the ledger's LMDB operations (%.1f an event), recorded and performed again alone, one durable transaction a batch; its writes per event, by table: ", Double(floorOperations) / n) + perTable.joined(separator: ", ")),
         Figure(workload: "  the floor with each batch's writes in key order (diagnosis)", unit: "events/s", ledger: rates[0], floor: rates[4],
                target: "(floor)", met: nil,
                note: "the same operations, each database's writes of a batch sorted by key after the batch's reads: what writing the indexes in key order would leave"),
