@@ -6,6 +6,13 @@ import Testing
 /// The import's reading thread (``DecodedLines``): lines handed over in input order, whatever its lead.
 @Suite("the import's lines, decoded on a thread of their own")
 struct DecodedLinesTests {
+    /// A new empty directory, for the caller to remove.
+    private func temporaryDirectory() throws -> String {
+        let directory = NSTemporaryDirectory() + "DecodedLinesTests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     /// A file of `count` lines `line N`, read by a ``LineReader`` in small chunks.
     private func reader(lines count: Int, in directory: String, name: String) throws -> LineReader {
         let path = directory + "/" + name
@@ -23,8 +30,7 @@ struct DecodedLinesTests {
 
     @Test("lines come out in input order across files, with their numbers, even when the reader is far ahead")
     func order() throws {
-        let directory = NSTemporaryDirectory() + "DecodedLinesTests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let readers = [try reader(lines: 5_000, in: directory, name: "a"), try reader(lines: 700, in: directory, name: "b")]
         let lines = DecodedLines(readers, decode: Self.decode)
@@ -43,8 +49,7 @@ struct DecodedLinesTests {
 
     @Test("stopping early stops the reading thread, even while it waits for room")
     func stopEarly() throws {
-        let directory = NSTemporaryDirectory() + "DecodedLinesTests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let readers = [try reader(lines: 50_000, in: directory, name: "a")]
         let lines = DecodedLines(readers, decode: Self.decode)

@@ -46,16 +46,25 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
         }
     }
 
-    @Test func writesPerformedElsewhereLeaveTheSameDatabases() throws {
+    /// Two environments, `a` and `b`, each with the databases "first" and "second", opened in `b` in the other
+    /// order so that the handles differ and a mapping between them matters: `body(a, b, aFirst, aSecond, bFirst, bSecond)`.
+    private func withTwoEnvironments(
+        _ body: (Environment, Environment, Database, Database, Database, Database) throws -> Void
+    ) throws {
         try withTemporaryDirectory { path in
-            try FileManager.default.createDirectory(atPath: path + "/a", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: path + "/b", withIntermediateDirectories: true)
+            for name in ["a", "b"] { try FileManager.default.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true) }
             let a = try Environment(path: path + "/a", options: .init(durable: false))
             let b = try Environment(path: path + "/b", options: .init(durable: false))
-            // Opened in another order in b, so that the handles differ and the mapping matters.
             let (aFirst, aSecond) = (try a.openDatabase("first", create: true), try a.openDatabase("second", create: true))
             let (bSecond, bFirst) = (try b.openDatabase("second", create: true), try b.openDatabase("first", create: true))
             #expect(a.databases == ["first": aFirst, "second": aSecond])
+            #expect(aFirst != bFirst)
+            try body(a, b, aFirst, aSecond, bFirst, bSecond)
+        }
+    }
+
+    @Test func writesPerformedElsewhereLeaveTheSameDatabases() throws {
+        try withTwoEnvironments { a, b, aFirst, aSecond, bFirst, bSecond in
             let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
             #expect(trace.count == 4 + 1 + 20 + 1 + 1 + 1)
             let written = trace.writes()
@@ -72,13 +81,7 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
     }
 
     @Test func writesInKeyOrderLeaveTheSameDatabases() throws {
-        try withTemporaryDirectory { path in
-            try FileManager.default.createDirectory(atPath: path + "/a", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: path + "/b", withIntermediateDirectories: true)
-            let a = try Environment(path: path + "/a", options: .init(durable: false))
-            let b = try Environment(path: path + "/b", options: .init(durable: false))
-            let (aFirst, aSecond) = (try a.openDatabase("first", create: true), try a.openDatabase("second", create: true))
-            let (bFirst, bSecond) = (try b.openDatabase("first", create: true), try b.openDatabase("second", create: true))
+        try withTwoEnvironments { a, b, aFirst, aSecond, bFirst, bSecond in
             let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
             let sorted = trace.inKeyOrder()
             #expect(sorted.count == trace.count)
