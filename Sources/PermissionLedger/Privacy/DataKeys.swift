@@ -50,7 +50,7 @@ package enum DataKeys {
 
     /// HMAC-SHA256 keyed by HKDF's empty salt, set up once.
     private enum EmptySalt {
-        nonisolated(unsafe) static let keyed = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.byteCount)))
+        static let keyed = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.byteCount)))
     }
 
     /// The info of the expand step of ``eventKey(dayKey:seq:)``.

@@ -95,11 +95,14 @@ enum HandleSets {
         merged.reserveCapacity(rows.count + changes.count)
         var c = 0
         for row in rows {
-            while c < changes.count, changes[c].handle < row.handle {
+            var order = -1
+            while c < changes.count {
+                order = HandleRow.order(changes[c], row)
+                guard order < 0 else { break }
                 merged.append(changes[c])
                 c += 1
             }
-            if c < changes.count, changes[c].handle == row.handle {
+            if c < changes.count, order == 0 {
                 merged.append(changes[c])
                 c += 1
             } else {
@@ -114,8 +117,12 @@ enum HandleSets {
     static func latestOfEachHandle(_ rows: [HandleRow]) -> [HandleRow] {
         // Usually an event's rows, in the order of the event's lists: often ordered already.
         if zip(rows, rows.dropFirst()).allSatisfy({ $0.handle < $1.handle }) { return rows }
-        let order = rows.indices.sorted { a, b in
-            rows[a].handle < rows[b].handle || (rows[a].handle == rows[b].handle && a < b)
+        // Compared in place: a copy of each row for each comparison cost more than the comparisons.
+        let order = rows.withUnsafeBufferPointer { rows in
+            rows.indices.sorted { a, b in
+                let order = HandleRow.order(rows[a], rows[b])
+                return order < 0 || (order == 0 && a < b)
+            }
         }
         var result: [HandleRow] = []
         result.reserveCapacity(rows.count)

@@ -49,3 +49,12 @@ import PermissionModel
         guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle row") }
     }
 }
+
+extension HandleRow {
+    /// How `a`'s handle sorts against `b`'s, as `<` and `==` of handles order them (kind, then the value's bytes),
+    /// in one comparison: negative, zero or positive.
+    static func order(_ a: HandleRow, _ b: HandleRow) -> Int {
+        if a.handle.kind != b.handle.kind { return a.handle.kind < b.handle.kind ? -1 : 1 }
+        return compareUTF8(a.handle.value, b.handle.value)
+    }
+}
