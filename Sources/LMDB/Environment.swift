@@ -103,8 +103,10 @@ public final class Environment: @unchecked Sendable {
     private let mapLock: UnsafeMutablePointer<pthread_rwlock_t>
     /// Held for a whole `write` call (and `openDatabase`).
     private let writerLock: UnsafeMutablePointer<pthread_mutex_t>
-    /// What ``openDatabase(_:create:)`` opened, by name; changed holding the writer's lock.
+    /// What ``openDatabase(_:create:)`` opened, by name, guarded by `databasesLock` (not the writer's lock, so
+    /// that ``databases`` may be read inside a write).
     private var openedDatabases: [String: Database] = [:]
+    private let databasesLock: UnsafeMutablePointer<pthread_mutex_t>
     /// Per-thread count of map lock holds, to allow nested reads and detect forbidden nesting.
     private let depthKey: pthread_key_t
 
@@ -178,6 +180,8 @@ public final class Environment: @unchecked Sendable {
         posix(pthread_rwlockattr_destroy(&attributes))
         writerLock = .allocate(capacity: 1)
         posix(pthread_mutex_init(writerLock, nil))
+        databasesLock = .allocate(capacity: 1)
+        posix(pthread_mutex_init(databasesLock, nil))
         recordMap()
     }
 
@@ -275,6 +279,8 @@ public final class Environment: @unchecked Sendable {
         mapLock.deallocate()
         posix(pthread_mutex_destroy(writerLock))
         writerLock.deallocate()
+        posix(pthread_mutex_destroy(databasesLock))
+        databasesLock.deallocate()
         posix(pthread_key_delete(depthKey))
     }
 
@@ -503,15 +509,17 @@ public final class Environment: @unchecked Sendable {
         // Committing (even a read transaction) keeps the handle open for the environment.
         return try serializedWrite {
             let database = try transact(readOnly: readOnly && !create, commit: true, open)
+            posix(pthread_mutex_lock(databasesLock))
             openedDatabases[name] = database
+            posix(pthread_mutex_unlock(databasesLock))
             return database
         }
     }
 
     /// The databases opened so far, by name (the unnamed one is `""`).
     public var databases: [String: Database] {
-        posix(pthread_mutex_lock(writerLock))
-        defer { posix(pthread_mutex_unlock(writerLock)) }
+        posix(pthread_mutex_lock(databasesLock))
+        defer { posix(pthread_mutex_unlock(databasesLock)) }
         return openedDatabases
     }
 

@@ -8,7 +8,7 @@ internal import Darwin
 
 /// The LMDB operations one thread performs while it records, kept so that they can be performed again with
 /// nothing around them: what a benchmark times as a workload's floor, the same keys and values through LMDB's
-/// C API, with no decoding, no rules and no Swift in between (``Environment/perform(_:as:)``).
+/// C API, with no decoding, no rules and no Swift in between (``Environment/perform(_:asWrite:databases:)``).
 ///
 /// Recorded: `mdb_get`, `mdb_put`, `mdb_del`, `mdb_cursor_open`, `mdb_cursor_get` and `mdb_cursor_put`, in the
 /// order they ran, with copies of their keys and of the values written. While nothing records, each operation
@@ -26,7 +26,8 @@ public final class OperationTrace: @unchecked Sendable {
     private(set) var operations: [Operation] = []
     /// The index, in the order they were opened, of each cursor open now.
     private var cursors: [OpaquePointer: Int] = [:]
-    private var openedCursors = 0
+    /// The database of each cursor opened while recording, by its index.
+    private var cursorDatabases: [MDB_dbi] = []
     private let thread = pthread_self()
 
     /// The trace recording now, if any: set only by ``recording(_:)``.
@@ -50,7 +51,6 @@ public final class OperationTrace: @unchecked Sendable {
     /// What the trace writes to each database (by its handle in the recording environment): the number of puts
     /// and deletes, and the bytes of their keys and values.
     public func writes() -> [Database: (operations: Int, bytes: Int)] {
-        var cursorDatabases: [MDB_dbi] = []
         var result: [Database: (operations: Int, bytes: Int)] = [:]
         func add(_ dbi: MDB_dbi, _ bytes: Int) {
             let database = Database(handle: dbi)
@@ -59,8 +59,7 @@ public final class OperationTrace: @unchecked Sendable {
         }
         for operation in operations {
             switch operation {
-            case .openCursor(let dbi): cursorDatabases.append(dbi)
-            case .get, .cursorGet: break
+            case .openCursor, .get, .cursorGet: break
             case .cursorPut(let cursor, let key, let value, _): add(cursorDatabases[cursor], key.count + value.count)
             case .put(let dbi, let key, let value, _): add(dbi, key.count + value.count)
             case .delete(let dbi, let key): add(dbi, key.count)
@@ -75,13 +74,9 @@ public final class OperationTrace: @unchecked Sendable {
     public func inKeyOrder() -> OperationTrace {
         var reads: [Operation] = []
         var writes: [(dbi: MDB_dbi, key: [UInt8], index: Int, operation: Operation)] = []
-        var cursorDatabases: [MDB_dbi] = []
         for operation in operations {
             switch operation {
-            case .openCursor(let dbi):
-                cursorDatabases.append(dbi)
-                reads.append(operation)
-            case .get, .cursorGet:
+            case .openCursor, .get, .cursorGet:
                 reads.append(operation)
             case .cursorPut(let cursor, let key, let value, let flags):
                 let dbi = cursorDatabases[cursor]
@@ -99,6 +94,7 @@ public final class OperationTrace: @unchecked Sendable {
         }
         let sorted = OperationTrace()
         sorted.operations = reads + writes.map(\.operation)
+        sorted.cursorDatabases = cursorDatabases
         return sorted
     }
 
@@ -113,8 +109,8 @@ public final class OperationTrace: @unchecked Sendable {
     @inline(__always)
     static func noteCursor(_ cursor: OpaquePointer, dbi: MDB_dbi) {
         guard let trace = active, pthread_equal(trace.thread, pthread_self()) != 0 else { return }
-        trace.cursors[cursor] = trace.openedCursors
-        trace.openedCursors += 1
+        trace.cursors[cursor] = trace.cursorDatabases.count
+        trace.cursorDatabases.append(dbi)
         trace.operations.append(.openCursor(dbi: dbi))
     }
 

@@ -80,6 +80,17 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
         }
     }
 
+    /// The names are kept under a lock of their own: reading them inside a write, which holds the writer's
+    /// lock, does not wait for itself.
+    @Test(.timeLimit(.minutes(1))) func theDatabasesCanBeListedInsideAWrite() throws {
+        try withTwoEnvironments { a, _, aFirst, _, _, _ in
+            try a.write { txn in
+                try txn.put(aFirst, key: key(1), value: bytes("one"))
+                #expect(a.databases.keys.sorted() == ["first", "second"])
+            }
+        }
+    }
+
     @Test func writesInKeyOrderLeaveTheSameDatabases() throws {
         try withTwoEnvironments { a, b, aFirst, aSecond, bFirst, bSecond in
             let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
