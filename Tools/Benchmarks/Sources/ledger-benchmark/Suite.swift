@@ -458,61 +458,61 @@ func measureQueries(
     // Two passes over the same queries: the first as the suite has always measured them (each engine's query
     // then the other's, in turns), the second warm, against the floor.
     for pass in 0..<2 {
-    var rng = SeededRandom(seed: 99)
-    for round in 0..<(options.queries + options.queries / 10) {
-        let warmUp = round < options.queries / 10
-        let (id, askedSeq) = sample[Int.random(in: 0..<sample.count, using: &rng)]
-        let kid = Int.random(in: 0..<options.subjects, using: &rng)
-        let subject = "kid-\(kid)"
-        let handle = handles.handle(kid * 40 + Int.random(in: 0..<40, using: &rng))
-        let questionPoint = UInt64.random(in: askedSeq...head, using: &rng)
-        let point = UInt64.random(in: 1...head, using: &rng)
-        // Each query returns what its engine answers, typed as the engine types it; the clock stops there.
-        // The answer is then put in one comparable form, off the clock (the same work for both engines).
-        typealias Answer = () -> QueryAnswer?
-        let queries: [(ledger: () throws -> Answer, sqlite: () throws -> Answer)] = [
-            ({ let status = try ledger.read(asOf: .seq(questionPoint)) { try $0.question(id) }
-               return { status.map { .question(state: $0.state.rawValue, eventSeqs: $0.events.map(\.seq)) } } },
-             { let answer = try sqlite.question(id, asOf: questionPoint); return { answer } }),
-            ({ let known = try ledger.read(asOf: .seq(point)) { try $0.knownHandles(subject: subject) }
-               return { .handles(known.map(\.handle.value).sorted()) } },
-             { let rows = try sqlite.knownHandles(subject: subject, asOf: point); return { .handles(rows.map(\.handle.value).sorted()) } }),
-            ({ let known = try ledger.read(asOf: .seq(point)) { try $0.isKnownHandle(handle, subject: subject) }; return { .isKnown(known) } },
-             { let known = try sqlite.isKnownHandle(handle, subject: subject, asOf: point); return { .isKnown(known) } }),
-            ({ let permissions = try ledger.read(asOf: .seq(point)) { try $0.permissions(subject: subject) }
-               return { .permissions(permissions.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } },
-             { let rows = try sqlite.permissions(subject: subject, asOf: point)
-               return { .permissions(rows.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } }),
-        ]
-        for (kind, query) in queries.enumerated() where pass == 0 {
-            var answers: [QueryAnswer?] = [nil, nil]
-            for engine in turns(2, round: round) {
-                var answer: Answer = { nil }
-                let elapsed = try seconds { answer = try engine == 0 ? query.ledger() : query.sqlite() }
-                if !warmUp { times[kind][engine] += elapsed }
-                answers[engine] = answer()
-            }
-            if answers[0] != answers[1] { mismatches += 1 }
-        }
-        for (kind, query) in queries.enumerated() where pass == 1 {
-            // Warm: each query run first off the clock, the ledger's with its LMDB operations recorded, so that
-            // the ledger, its floor (those operations performed again alone, with LMDB's C API) and SQLite each
-            // run a query whose pages and code have just been used, in turns.
-            let (_, trace) = try OperationTrace.recording { _ = try query.ledger() }
-            _ = try query.sqlite()
-            for engine in turns(3, round: round) {
-                let elapsed = try seconds {
-                    switch engine {
-                    case 0: _ = try query.ledger()
-                    case 1: _ = try query.sqlite()
-                    default: _ = try environment.perform(trace)
-                    }
+        var rng = SeededRandom(seed: 99)
+        for round in 0..<(options.queries + options.queries / 10) {
+            let warmUp = round < options.queries / 10
+            let (id, askedSeq) = sample[Int.random(in: 0..<sample.count, using: &rng)]
+            let kid = Int.random(in: 0..<options.subjects, using: &rng)
+            let subject = "kid-\(kid)"
+            let handle = handles.handle(kid * 40 + Int.random(in: 0..<40, using: &rng))
+            let questionPoint = UInt64.random(in: askedSeq...head, using: &rng)
+            let point = UInt64.random(in: 1...head, using: &rng)
+            // Each query returns what its engine answers, typed as the engine types it; the clock stops there.
+            // The answer is then put in one comparable form, off the clock (the same work for both engines).
+            typealias Answer = () -> QueryAnswer?
+            let queries: [(ledger: () throws -> Answer, sqlite: () throws -> Answer)] = [
+                ({ let status = try ledger.read(asOf: .seq(questionPoint)) { try $0.question(id) }
+                   return { status.map { .question(state: $0.state.rawValue, eventSeqs: $0.events.map(\.seq)) } } },
+                 { let answer = try sqlite.question(id, asOf: questionPoint); return { answer } }),
+                ({ let known = try ledger.read(asOf: .seq(point)) { try $0.knownHandles(subject: subject) }
+                   return { .handles(known.map(\.handle.value).sorted()) } },
+                 { let rows = try sqlite.knownHandles(subject: subject, asOf: point); return { .handles(rows.map(\.handle.value).sorted()) } }),
+                ({ let known = try ledger.read(asOf: .seq(point)) { try $0.isKnownHandle(handle, subject: subject) }; return { .isKnown(known) } },
+                 { let known = try sqlite.isKnownHandle(handle, subject: subject, asOf: point); return { .isKnown(known) } }),
+                ({ let permissions = try ledger.read(asOf: .seq(point)) { try $0.permissions(subject: subject) }
+                   return { .permissions(permissions.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } },
+                 { let rows = try sqlite.permissions(subject: subject, asOf: point)
+                   return { .permissions(rows.map { "\($0.permission.rawValue)=\($0.state.rawValue)" }.sorted()) } }),
+            ]
+            for (kind, query) in queries.enumerated() where pass == 0 {
+                var answers: [QueryAnswer?] = [nil, nil]
+                for engine in turns(2, round: round) {
+                    var answer: Answer = { nil }
+                    let elapsed = try seconds { answer = try engine == 0 ? query.ledger() : query.sqlite() }
+                    if !warmUp { times[kind][engine] += elapsed }
+                    answers[engine] = answer()
                 }
-                if !warmUp { times[kind][2 + engine] += elapsed }
+                if answers[0] != answers[1] { mismatches += 1 }
             }
-            if !warmUp { floorOperations += trace.count }
+            for (kind, query) in queries.enumerated() where pass == 1 {
+                // Warm: each query run first off the clock, the ledger's with its LMDB operations recorded, so that
+                // the ledger, its floor (those operations performed again alone, with LMDB's C API) and SQLite each
+                // run a query whose pages and code have just been used, in turns.
+                let (_, trace) = try OperationTrace.recording { _ = try query.ledger() }
+                _ = try query.sqlite()
+                for engine in turns(3, round: round) {
+                    let elapsed = try seconds {
+                        switch engine {
+                        case 0: _ = try query.ledger()
+                        case 1: _ = try query.sqlite()
+                        default: _ = try environment.perform(trace)
+                        }
+                    }
+                    if !warmUp { times[kind][2 + engine] += elapsed }
+                }
+                if !warmUp { floorOperations += trace.count }
+            }
         }
-    }
     }
     precondition(mismatches == 0, "\(mismatches) queries answered differently by the ledger and SQLite")
     let n = Double(options.queries)
