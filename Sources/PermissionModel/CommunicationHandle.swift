@@ -158,16 +158,17 @@ extension String {
 /// `utf8.elementsEqual` step through a byte at a time, and queries sort and search handles by value.
 package func compareUTF8(_ a: String, _ b: String) -> Int {
     var a = a, b = b
-    return a.withUTF8 { x in
-        b.withUTF8 { y in
-            let common = Swift.min(x.count, y.count)
-            if common > 0, let p = x.baseAddress, let q = y.baseAddress {
-                let order = memcmp(p, q, common)
-                if order != 0 { return order < 0 ? -1 : 1 }
-            }
-            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-        }
+    return a.withUTF8 { x in b.withUTF8 { y in compareBytes(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+}
+
+/// How `x` sorts against `y`, byte by byte, a prefix first: negative, zero or positive.
+package func compareBytes(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Int {
+    let common = Swift.min(x.count, y.count)
+    if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+        let order = memcmp(p, q, common)
+        if order != 0 { return order < 0 ? -1 : 1 }
     }
+    return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
 }
 
 // MARK: Constructors by kind

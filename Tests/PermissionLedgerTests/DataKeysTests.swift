@@ -71,4 +71,27 @@ import Testing
         }
         #expect(DataKeys.base64URL([0xFB, 0xFF]) == "-_8")
     }
+
+    @Test func aTokenReadFromItsTextIsTheTokenOfItsBytes() {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let text = DataKeys.base64URL(bytes)
+            #expect(HandleToken(text: text) == HandleToken(bytes: bytes), "\(text)")
+            #expect(HandleToken(bytes: bytes).bytes == bytes)
+        }
+        let edges: [[UInt8]] = [[UInt8](repeating: 0, count: 16), [UInt8](repeating: 0xFF, count: 16), (0..<16).map { UInt8($0) }]
+        for bytes in edges {
+            #expect(HandleToken(text: DataKeys.base64URL(bytes))?.bytes == bytes)
+        }
+        #expect(HandleToken(text: DataKeys.base64URL([UInt8](repeating: 1, count: 16))) != HandleToken(text: DataKeys.base64URL([UInt8](repeating: 2, count: 16))))
+        // Not a token's text: a length other than 22, a character outside base64url, or padding bits set (the last
+        // character of a token's text carries 2 bits and 4 zeros).
+        let valid = DataKeys.base64URL([UInt8](repeating: 0xAB, count: 16))
+        for text in ["", String(valid.dropLast()), valid + "A", String(valid.dropLast()) + "=", String(valid.dropLast()) + "+",
+                     "AAAAAAAAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAAAAAAAA/"] {
+            #expect(HandleToken(text: text) == nil, "\(text)")
+        }
+        #expect(HandleToken(text: "AAAAAAAAAAAAAAAAAAAAAQ")?.bytes == [UInt8](repeating: 0, count: 15) + [1])
+    }
 }

@@ -71,6 +71,51 @@ import Testing
         #expect(HandleSets.merging(set, sortedChanges: []) == set)
     }
 
+    @Test("packed rows read, merge and order as handle rows do, and refuse the same damage")
+    func packedRowsAgreeWithHandleRows() throws {
+        var random = SeededRandom(seed: 11)
+        let kinds: [CommunicationHandle.Kind] = [.phoneNumber, .emailAddress, .custom]
+        let values = ["a", "ab", "abc", "abé", "abê", "b", "é", "z", "zz", "+15550100001", "+15550100002", "kid@example.com"]
+        func rows(_ count: Int, seq: UInt64) -> [HandleRow] {
+            let picked = (0..<count).map { _ in (kinds.randomElement(using: &random)!, values.randomElement(using: &random)!) }
+            let handles = Set(picked.map { CommunicationHandle(normalizedValue: $0.1, kind: $0.0) }).sorted()
+            return handles.map { handle in
+                HandleRow(handle: handle, known: Bool.random(using: &random), since: Timestamp(microseconds: Int64(seq) * 1_000),
+                          until: Bool.random(using: &random) ? Timestamp(microseconds: Int64(seq) * 2_000) : nil,
+                          source: Bool.random(using: &random) ? .observation(seq) : .question(UUID()))
+            }
+        }
+        for round in 0..<200 {
+            let whole = rows(Int.random(in: 0...20, using: &random), seq: 1)
+            let changes = (0..<Int.random(in: 0...5, using: &random)).map { rows(Int.random(in: 1...8, using: &random), seq: UInt64($0 + 2)) }
+            var set = PackedHandleSet()
+            let packedWhole = try HandleSetRecord.whole(whole).encoded().withUnsafeBytes { try set.read($0) }
+            let packedChanges = try changes.map { change in try HandleSetRecord.changes(change).encoded().withUnsafeBytes { try set.read($0) } }
+            let merged = set.values.withUnsafeBytes { values in
+                HandleSets.merging(packedWhole, changeRecords: packedChanges) { PackedHandleSet.order($0, $1, values: values) }
+            }
+            let unpacked = merged.map { row in
+                HandleRow(handle: set.withValue(of: row) { CommunicationHandle(normalizedValue: String(decoding: $0, as: UTF8.self), kind: row.kind) },
+                          known: row.known, since: row.since, until: row.until, source: row.source)
+            }
+            #expect(unpacked == HandleSets.merging(whole, changeRecords: changes), "round \(round)")
+        }
+        let unordered = HandleSetRecord.changes([Self.row("b"), Self.row("a")]).encoded()
+        let repeated = HandleSetRecord.changes([Self.row("a"), Self.row("a", known: false)]).encoded()
+        let kindsUnordered = HandleSetRecord.changes([
+            HandleRow(handle: try .phoneNumber("+15550100001"), known: true, since: Timestamp(microseconds: 0), until: nil, source: .observation(1)),
+            HandleRow(handle: try .custom("a"), known: true, since: Timestamp(microseconds: 0), until: nil, source: .observation(1)),
+        ]).encoded()
+        var notUTF8 = HandleSetRecord.whole([Self.row("a")]).encoded()
+        notUTF8[notUTF8.count - 5] = 0xFF
+        #expect(notUTF8[notUTF8.count - 6] == 1, "the value's length, then its one byte")
+        for bytes in [unordered, repeated, kindsUnordered, notUTF8] {
+            var set = PackedHandleSet()
+            #expect(throws: EventRecord.DecodingError.self) { try bytes.withUnsafeBytes { try set.read($0) } }
+            #expect(throws: EventRecord.DecodingError.self) { try bytes.withUnsafeBytes { try HandleSetRecord(decoding: $0) } }
+        }
+    }
+
     /// One subject's observations of 1 to 60 handles out of a pool of 400, each known or not: the set grows
     /// past 300 handles, so whole sets come further and further apart and hold hundreds of rows.
     static func observations(count: Int, seed: UInt64) -> [String] {

@@ -237,10 +237,10 @@ enum HandleDirectory {
 
     // MARK: Reading
 
-    /// `subject`'s handle values by the text of their token handles (``DataKeys/tokenHandle(kind:token:)``), read
+    /// `subject`'s handle values by their tokens, read
     /// in `txn`: `nil` when the ledger keeps no directory (it was made before it had one, and is open read-only);
     /// empty when the subject has none, or its values key is destroyed.
-    static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> [String: CommunicationHandle]? {
+    static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> [HandleToken: CommunicationHandle]? {
         guard let db = tables.handleValues else { return nil }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
         guard let slot = try KeyRing.slot(txn, tables, KeyRing.entry(subject: subject, .values), atMost: .max),
@@ -257,11 +257,11 @@ enum HandleDirectory {
         }
         // What this subject's chunks held when they were last opened, if they are still those bytes.
         if let known = keyRing.openedValues(subject: subject, slot: slot, chunks: stored) { return known }
-        var values: [String: CommunicationHandle] = [:]
+        var values: [HandleToken: CommunicationHandle] = [:]
         values.reserveCapacity(stored.count * capacity)
         for (chunkKey, chunk) in zip(keys, stored) {
             for held in try open(chunk, chunkKey: Array(chunkKey), key: key) {
-                values[DataKeys.base64URL(held.token)] = held.handle
+                values[HandleToken(bytes: held.token)] = held.handle
             }
         }
         keyRing.keepOpenedValues(values, subject: subject, slot: slot, chunks: stored)

@@ -13,7 +13,7 @@ struct HandleValues {
     let txn: ReadTransaction
     let tables: Tables
     /// The subject whose handle values were read last, and them (`nil`: the ledger keeps none).
-    private var directory: (subject: String, values: [String: CommunicationHandle]?)?
+    private var directory: (subject: String, values: [HandleToken: CommunicationHandle]?)?
     /// The erasures of the subjects asked about: when a subject has none, no row of it is erased.
     private var erasures = KeyRing.ErasureLookup()
     /// Each opened event's handles by their tokens, where the ledger keeps no handle values.
@@ -30,15 +30,25 @@ struct HandleValues {
     /// The handle `stored` (a token of `subject`'s) stands for, and the erasure that made the value of the row whose
     /// source is `source` unreadable, if one did (the handle's value is then empty).
     mutating func value(of stored: CommunicationHandle, source: HandleSource, subject: String) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
-        guard holdsTokens else { return (stored, nil) }
-        if directory?.subject != subject { directory = (subject, try HandleDirectory.values(of: subject, txn, tables)) }
-        guard let values = directory?.values else { return try valueFromEvent(of: stored, source: source) }
-        if let mark = try erasure(of: source, subject: subject) {
-            return (CommunicationHandle(normalizedValue: "", kind: stored.kind), mark)
+        var text = stored.value
+        return try text.withUTF8 { text in
+            try value(ofStoredText: UnsafeRawBufferPointer(text), kind: stored.kind, source: source, subject: subject)
         }
-        guard let handle = values[stored.value], handle.kind == stored.kind else {
+    }
+
+    /// ``value(of:source:subject:)`` of the handle of `kind` whose value, as the tables hold it, is `text`: a row
+    /// read without making its handle (``PackedHandleSet``).
+    mutating func value(ofStoredText text: UnsafeRawBufferPointer, kind: CommunicationHandle.Kind, source: HandleSource, subject: String) throws -> (handle: CommunicationHandle, erased: ErasureMark?) {
+        func stored() -> CommunicationHandle { CommunicationHandle(normalizedValue: String(decoding: text, as: UTF8.self), kind: kind) }
+        guard holdsTokens else { return (stored(), nil) }
+        if directory?.subject != subject { directory = (subject, try HandleDirectory.values(of: subject, txn, tables)) }
+        guard let values = directory?.values else { return try valueFromEvent(of: stored(), source: source) }
+        if let mark = try erasure(of: source, subject: subject) {
+            return (CommunicationHandle(normalizedValue: "", kind: kind), mark)
+        }
+        guard let token = HandleToken(text: text), let handle = values[token], handle.kind == kind else {
             // An event written to the log by an earlier version of the engine has no handle values: its own.
-            return try valueFromEvent(of: stored, source: source)
+            return try valueFromEvent(of: stored(), source: source)
         }
         return (handle, nil)
     }

@@ -124,11 +124,14 @@ public struct LedgerView {
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
         // The subject's latest whole handle set at or before the point, and the changes recorded after it.
-        let rows = try HandleSets.sortedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
+        // Read packed: no handle is made but those of the answer.
+        let (set, rows) = try HandleSets.packedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
         var values = HandleValues(txn: txn, tables: tables)
         var known: [KnownHandle] = []
         for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
-            let (handle, erased) = try values.value(of: row.handle, source: row.source, subject: subject)
+            let (handle, erased) = try set.withValue(of: row) { text in
+                try values.value(ofStoredText: text, kind: row.kind, source: row.source, subject: subject)
+            }
             known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
         // Rows are in the order of what the tables hold: tokens, when they hold tokens.

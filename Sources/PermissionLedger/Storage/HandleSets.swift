@@ -29,28 +29,48 @@ enum HandleSets {
     /// than ``HandleSetRecord/leastChangesBetweenWholeSets``), each record stored in one place. The cost
     /// grows with the subject's set, not with the rest of the log nor with how often a handle changed.
     static func sortedRows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> [HandleRow] {
+        let (whole, changes) = try records(txn, tables, subjectPrefix: prefix, atMost: seq)
+        return merging(try whole.map { try HandleSetRecord(decoding: $0).rows } ?? [], changeRecords: try changes.map { try HandleSetRecord(decoding: $0).rows })
+    }
+
+    /// ``sortedRows(_:_:subjectPrefix:atMost:)`` packed (``PackedHandleSet``): the rows of a query, compared as bytes.
+    static func packedRows(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> (set: PackedHandleSet, rows: [PackedHandleSet.Row]) {
+        let (whole, changes) = try records(txn, tables, subjectPrefix: prefix, atMost: seq)
+        var set = PackedHandleSet()
+        let wholeRows = try whole.map { try set.read($0) } ?? []
+        let changeRows = try changes.map { try set.read($0) }
+        let rows = set.values.withUnsafeBytes { values in
+            merging(wholeRows, changeRecords: changeRows) { PackedHandleSet.order($0, $1, values: values) }
+        }
+        return (set, rows)
+    }
+
+    /// The records that make the subject's set at `seq`: its latest whole set at or before `seq` (`nil` when there
+    /// is none), and the change records after it, in log order. The bytes are the transaction's.
+    private static func records(_ txn: ReadTransaction, _ tables: Tables, subjectPrefix prefix: [UInt8], atMost seq: UInt64) throws -> (whole: UnsafeRawBufferPointer?, changes: [UnsafeRawBufferPointer]) {
         let cursor = try txn.cursor(tables.handleSets)
         var entry = try latestRecord(cursor, subjectPrefix: prefix, atMost: seq)
-        var whole: [HandleRow] = []
         var changes: [UnsafeRawBufferPointer] = []  // the latest first
         while let e = entry, isRecord(e.key, of: prefix) {
-            if try HandleSetRecord.header(e.value).isWhole {
-                whole = try HandleSetRecord(decoding: e.value).rows
-                break
-            }
+            if try HandleSetRecord.header(e.value).isWhole { return (e.value, changes.reversed()) }
             changes.append(e.value)
             entry = try cursor.previous()
         }
-        return merging(whole, changeRecords: try changes.reversed().map { try HandleSetRecord(decoding: $0).rows })
+        return (nil, changes.reversed())
     }
 
     /// The set that a whole set and the change records after it make (`records` in log order, each ordered
     /// by handle): each handle's latest row, ordered by handle.
     static func merging(_ whole: [HandleRow], changeRecords records: [[HandleRow]]) -> [HandleRow] {
+        merging(whole, changeRecords: records, order: HandleRow.order)
+    }
+
+    /// ``merging(_:changeRecords:)`` of any rows, ordered by `order`.
+    static func merging<Row>(_ whole: [Row], changeRecords records: [[Row]], order: (Row, Row) -> Int) -> [Row] {
         switch records.count {
         case 0: return whole
-        case 1: return merging(whole, sortedChanges: records[0])
-        default: return merging(whole, sortedChanges: latestOfEachHandle(Array(records.joined())))
+        case 1: return merging(whole, sortedChanges: records[0], order: order)
+        default: return merging(whole, sortedChanges: latestOfEachHandle(Array(records.joined()), order: order), order: order)
         }
     }
 
@@ -90,19 +110,24 @@ enum HandleSets {
 
     /// `rows` with `changes` in place of the rows of the same handles, both ordered by handle, each handle once.
     static func merging(_ rows: [HandleRow], sortedChanges changes: [HandleRow]) -> [HandleRow] {
+        merging(rows, sortedChanges: changes, order: HandleRow.order)
+    }
+
+    /// ``merging(_:sortedChanges:)`` of any rows, ordered by `order`.
+    static func merging<Row>(_ rows: [Row], sortedChanges changes: [Row], order: (Row, Row) -> Int) -> [Row] {
         guard !rows.isEmpty else { return changes }
-        var merged: [HandleRow] = []
+        var merged: [Row] = []
         merged.reserveCapacity(rows.count + changes.count)
         var c = 0
         for row in rows {
-            var order = -1
+            var comparison = -1
             while c < changes.count {
-                order = HandleRow.order(changes[c], row)
-                guard order < 0 else { break }
+                comparison = order(changes[c], row)
+                guard comparison < 0 else { break }
                 merged.append(changes[c])
                 c += 1
             }
-            if c < changes.count, order == 0 {
+            if c < changes.count, comparison == 0 {
                 merged.append(changes[c])
                 c += 1
             } else {
@@ -115,18 +140,23 @@ enum HandleSets {
 
     /// Rows in the order they happened, reduced to each handle's last, ordered by handle.
     static func latestOfEachHandle(_ rows: [HandleRow]) -> [HandleRow] {
+        latestOfEachHandle(rows, order: HandleRow.order)
+    }
+
+    /// ``latestOfEachHandle(_:)`` of any rows, ordered by `order`.
+    static func latestOfEachHandle<Row>(_ rows: [Row], order: (Row, Row) -> Int) -> [Row] {
         // Usually an event's rows, in the order of the event's lists: often ordered already.
-        if zip(rows, rows.dropFirst()).allSatisfy({ $0.handle < $1.handle }) { return rows }
+        if zip(rows, rows.dropFirst()).allSatisfy({ order($0, $1) < 0 }) { return rows }
         // Compared in place: a copy of each row for each comparison cost more than the comparisons.
-        let order = rows.withUnsafeBufferPointer { rows in
+        let sorted = rows.withUnsafeBufferPointer { rows in
             rows.indices.sorted { a, b in
-                let order = HandleRow.order(rows[a], rows[b])
-                return order < 0 || (order == 0 && a < b)
+                let comparison = order(rows[a], rows[b])
+                return comparison < 0 || (comparison == 0 && a < b)
             }
         }
-        var result: [HandleRow] = []
+        var result: [Row] = []
         result.reserveCapacity(rows.count)
-        for (n, index) in order.enumerated() where n + 1 == order.count || rows[order[n + 1]].handle != rows[index].handle {
+        for (n, index) in sorted.enumerated() where n + 1 == sorted.count || order(rows[sorted[n + 1]], rows[index]) != 0 {
             result.append(rows[index])
         }
         return result

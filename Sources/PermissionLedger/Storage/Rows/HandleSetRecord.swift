@@ -105,13 +105,39 @@ enum HandleSetRecord {
     }
 
     init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
-        var r = RecordReader(bytes)
-        let isWhole = try Self.kind(&r)
-        let count = try r.count()
         var rows: [HandleRow] = []
-        rows.reserveCapacity(count)
+        let isWhole = try Self.forEachRow(bytes, reserve: { rows.reserveCapacity($0) }) { row in
+            rows.append(HandleRow(
+                handle: CommunicationHandle(normalizedValue: String(decoding: row.value, as: UTF8.self), kind: row.kind),
+                known: row.known, since: row.since, until: row.until, source: row.source))
+        }
+        self = isWhole ? .whole(rows) : .changes(rows)
+    }
+
+    /// One row of a stored record as ``forEachRow(_:reserve:_:)`` reads it: `value` (the handle's value, checked
+    /// to be UTF-8) holds only during the call.
+    struct StoredRow {
+        var kind: CommunicationHandle.Kind
+        var value: UnsafeRawBufferPointer
+        var known: Bool
+        var since: Timestamp
+        var until: Timestamp?
+        var source: HandleSource
+    }
+
+    /// Reads the rows of a stored record in order, checking each (see the type's description), and returns whether
+    /// the record is a whole set. `reserve` is given the number of rows first.
+    static func forEachRow(
+        _ bytes: UnsafeRawBufferPointer, reserve: (Int) -> Void, _ body: (StoredRow) throws(EventRecord.DecodingError) -> Void
+    ) throws(EventRecord.DecodingError) -> Bool {
+        var r = RecordReader(bytes)
+        let isWhole = try kind(&r)
+        let count = try r.count()
+        reserve(count)
         var previous = Previous()
-        for _ in 0..<count {
+        // The value before the previous row's, to check the order by: the two buffers take turns.
+        var earlier: [UInt8] = []
+        for index in 0..<count {
             let flags = try r.byte()
             guard flags & ~0b1111 == 0 else { throw .init(reason: "bad handle set row flags \(flags)") }
             let kind = try Codes.kind(try r.byte())
@@ -119,13 +145,19 @@ enum HandleSetRecord {
             guard kind == previous.kind || shared == 0, shared <= UInt64(previous.value.count) else {
                 throw .init(reason: "a handle shares more than the previous one holds")
             }
-            // The previous value's buffer becomes this one's.
-            previous.value.removeSubrange(Int(shared)...)
+            swap(&earlier, &previous.value)
+            previous.value.removeAll(keepingCapacity: true)
+            previous.value.append(contentsOf: earlier.prefix(Int(shared)))
             previous.value.append(contentsOf: try r.raw(try r.count()))
-            guard !previous.value.isEmpty, let text = previous.value.withUnsafeBytes(validUTF8) else {
+            guard !previous.value.isEmpty, previous.value.withUnsafeBytes(isUTF8) else {
                 throw .init(reason: "a handle value is empty or not UTF-8")
             }
-            let handle = CommunicationHandle(normalizedValue: text, kind: kind)
+            if index > 0, let earlierKind = previous.kind {
+                let order = earlierKind == kind
+                    ? earlier.withUnsafeBytes { a in previous.value.withUnsafeBytes { b in compareBytes(a, b) } }
+                    : (earlierKind < kind ? -1 : 1)
+                guard order < 0 else { throw .init(reason: "handle set rows out of order") }
+            }
             let since = previous.since &+ (try r.signed())
             let until = flags & 2 != 0 ? Timestamp(microseconds: since &+ (try r.signed())) : nil
             let source: HandleSource
@@ -137,14 +169,21 @@ enum HandleSetRecord {
                 previous.observation = seq
             default: throw .init(reason: "unknown handle source \(flags >> 2)")
             }
-            let row = HandleRow(handle: handle, known: flags & 1 != 0, since: Timestamp(microseconds: since), until: until, source: source)
-            if let last = rows.last, !(last.handle < row.handle) { throw .init(reason: "handle set rows out of order") }
-            rows.append(row)
+            try previous.value.withUnsafeBytes { value in
+                Result { () throws(EventRecord.DecodingError) in
+                    try body(StoredRow(kind: kind, value: value, known: flags & 1 != 0, since: Timestamp(microseconds: since), until: until, source: source))
+                }
+            }.get()
             previous.kind = kind
             previous.since = since
         }
         guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle set record") }
-        self = isWhole ? .whole(rows) : .changes(rows)
+        return isWhole
+    }
+
+    /// Whether `bytes` are UTF-8: at once when they are ASCII, as handle tokens are.
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 } || validUTF8(bytes) != nil
     }
 
     private static func kind(_ r: inout RecordReader) throws(EventRecord.DecodingError) -> Bool {

@@ -1,0 +1,60 @@
+import Foundation
+import PermissionModel
+
+/// A subject's handle set as a query reads it: the rows of its `handleSets` records with every value in one
+/// buffer, so that reading, merging and ordering them compares bytes, as LMDB compares keys, and makes no
+/// string, no reference and no allocation per row (``HandleSets/packedRows(_:_:subjectPrefix:atMost:)``).
+/// The rows a query answers with are made into ``HandleRow``s' parts at the end.
+struct PackedHandleSet {
+    /// One row: its handle's value is `values[valueStart ..< valueStart + valueCount]`.
+    struct Row {
+        var kind: CommunicationHandle.Kind
+        /// The kind's place in the order of kinds (``CommunicationHandle/Kind/<(_:_:)``).
+        var kindRank: UInt8
+        var known: Bool
+        var valueStart: Int32
+        var valueCount: Int32
+        var since: Timestamp
+        var until: Timestamp?
+        var source: HandleSource
+    }
+
+    /// Every row's value, one after the other.
+    private(set) var values: [UInt8] = []
+
+    /// Reads the rows of a stored record (``HandleSetRecord/forEachRow(_:reserve:_:)``), their values added to
+    /// ``values``, and returns them in the record's order.
+    mutating func read(_ record: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [Row] {
+        var rows: [Row] = []
+        _ = try HandleSetRecord.forEachRow(record, reserve: { rows.reserveCapacity($0) }) { row in
+            rows.append(Row(
+                kind: row.kind, kindRank: Self.rank(row.kind), known: row.known, valueStart: Int32(values.count),
+                valueCount: Int32(row.value.count), since: row.since, until: row.until, source: row.source))
+            values.append(contentsOf: row.value)
+        }
+        return rows
+    }
+
+    /// Calls `body` with the value of `row`.
+    func withValue<T>(of row: Row, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try values.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[Int(row.valueStart)..<Int(row.valueStart + row.valueCount)])) }
+    }
+
+    /// How the handle of `a` sorts against that of `b`, as handles order (kind, then value by code point), in
+    /// one comparison: negative, zero or positive. `values` is ``values``.
+    static func order(_ a: Row, _ b: Row, values: UnsafeRawBufferPointer) -> Int {
+        if a.kindRank != b.kindRank { return a.kindRank < b.kindRank ? -1 : 1 }
+        return compareBytes(
+            UnsafeRawBufferPointer(rebasing: values[Int(a.valueStart)..<Int(a.valueStart + a.valueCount)]),
+            UnsafeRawBufferPointer(rebasing: values[Int(b.valueStart)..<Int(b.valueStart + b.valueCount)]))
+    }
+
+    /// The place of `kind` in the order of kinds, by name: `custom`, `emailAddress`, `phoneNumber`.
+    static func rank(_ kind: CommunicationHandle.Kind) -> UInt8 {
+        switch kind {
+        case .custom: 0
+        case .emailAddress: 1
+        case .phoneNumber: 2
+        }
+    }
+}
