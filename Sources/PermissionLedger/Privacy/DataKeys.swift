@@ -53,13 +53,6 @@ package enum DataKeys {
         static let keyed = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.byteCount)))
     }
 
-    /// The info of the expand step of ``eventKey(dayKey:seq:)``.
-    static func eventKeyInfo(seq: UInt64) -> [UInt8] {
-        var info = Array("PermissionLedger event key 1".utf8)
-        info.appendSeq(seq)
-        return info
-    }
-
     /// The HMAC key of handle tokens, from a subject's lookup key: HKDF-SHA256 with an empty salt (the same bytes
     /// as swift-crypto's `HKDF.deriveKey`, for less: ``HKDFExpander``).
     static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
@@ -133,8 +126,22 @@ struct HKDFExpander: @unchecked Sendable {
         keyed = HMAC<SHA256>(key: SymmetricKey(data: pseudoRandomKey))
     }
 
-    /// The key of the event at `seq`.
-    func eventKey(seq: UInt64) -> SymmetricKey { expand(info: DataKeys.eventKeyInfo(seq: seq)) }
+    /// The key of the event at `seq`: ``expand(info:)`` of `PermissionLedger event key 1` ‖ `seq` (8 bytes,
+    /// big-endian), the message written on the stack.
+    func eventKey(seq: UInt64) -> SymmetricKey {
+        var hmac = keyed
+        let prefix = Self.eventKeyInfoPrefix
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: prefix.count + 9) { message in
+            _ = message.initialize(fromContentsOf: prefix)
+            for index in 0..<8 { message[prefix.count + index] = UInt8(truncatingIfNeeded: seq >> UInt64(56 - 8 * index)) }
+            message[prefix.count + 8] = 1
+            hmac.update(data: UnsafeRawBufferPointer(message))
+        }
+        return SymmetricKey(data: hmac.finalize())
+    }
+
+    /// The start of every event key's info, before its seq.
+    private static let eventKeyInfoPrefix = Array("PermissionLedger event key 1".utf8)
 
     /// HKDF-Expand of the pseudorandom key with `info`, 32 bytes.
     func expand(info: [UInt8]) -> SymmetricKey {

@@ -44,7 +44,7 @@ package struct SealedFields: Hashable, Sendable {
     }
 
     /// Opens `box` with `key` and returns the fields with their salt, checked against `commitment` when
-    /// `checkingCommitment`.
+    /// `checkingCommitment` (without it, the salt returned is empty).
     ///
     /// A query that shows the fields and not the salt leaves the check out: the box's tag already authenticates
     /// the fields together with `additionalData`, the record's chained bytes, which hold the commitment. What
@@ -60,14 +60,18 @@ package struct SealedFields: Hashable, Sendable {
             throw .init(reason: "the personal fields do not open with their key (damaged)")
         }
         guard plaintext.count >= saltSize else { throw .init(reason: "the sealed personal fields are too short") }
-        let salt = Array(plaintext.prefix(saltSize))
-        let encoded = Array(plaintext.dropFirst(saltSize))
-        guard !checkingCommitment || Self.commitment(toEncoded: encoded, salt: salt) == commitment else {
-            throw .init(reason: "the personal fields do not match their commitment")
+        // Read in place: the salt and the fields are copied out only where they are wanted.
+        let opened = plaintext.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) -> (salt: [UInt8], fields: PersonalFields) in
+                let encoded = UnsafeRawBufferPointer(rebasing: bytes[saltSize...])
+                guard checkingCommitment else { return ([], try PersonalFields(decoding: encoded)) }
+                let salt = Array(bytes.prefix(saltSize))
+                guard Self.commitment(toEncoded: Array(encoded), salt: salt) == commitment else {
+                    throw .init(reason: "the personal fields do not match their commitment")
+                }
+                return (salt, try PersonalFields(decoding: encoded))
+            }
         }
-        let fields = encoded.withUnsafeBytes { bytes in
-            Result { () throws(EventRecord.DecodingError) in try PersonalFields(decoding: bytes) }
-        }
-        return (salt, try fields.get())
+        return try opened.get()
     }
 }
