@@ -134,11 +134,15 @@ public struct LedgerView {
             }
             known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
-        // Rows are in the order of what the tables hold: tokens, when they hold tokens.
-        // (Indices are sorted, not the handles themselves, which are large to move.)
+        // Rows are in the order of what the tables hold: tokens, when they hold tokens. The answer's values are
+        // packed too, so that sorting them compares bytes and touches no string; indices are sorted, not the
+        // handles themselves, which are large to move.
         if values.holdsTokens {
-            // Compared in place: a copy of each row for each comparison cost more than the comparisons.
-            let order = known.withUnsafeBufferPointer { rows in rows.indices.sorted { rows[$0].handle < rows[$1].handle } }
+            var answer = PackedHandleSet()
+            let packed = known.map { answer.append($0.handle, known: true, since: $0.since, until: $0.until, source: $0.source) }
+            let order = answer.values.withUnsafeBytes { values in
+                packed.indices.sorted { PackedHandleSet.order(packed[$0], packed[$1], values: values) < 0 }
+            }
             known = order.map { known[$0] }
         }
         return known

@@ -35,6 +35,14 @@ struct PackedHandleSet {
         return rows
     }
 
+    /// Adds a row of `handle`, with the rest of the row as given, and returns it.
+    mutating func append(_ handle: CommunicationHandle, known: Bool, since: Timestamp, until: Timestamp?, source: HandleSource) -> Row {
+        let start = Int32(values.count)
+        values.append(contentsOf: handle.value.utf8)
+        return Row(kind: handle.kind, kindRank: Self.rank(handle.kind), known: known, valueStart: start,
+                   valueCount: Int32(values.count) - start, since: since, until: until, source: source)
+    }
+
     /// Calls `body` with the value of `row`.
     func withValue<T>(of row: Row, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         try values.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[Int(row.valueStart)..<Int(row.valueStart + row.valueCount)])) }
