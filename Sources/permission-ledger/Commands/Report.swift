@@ -104,10 +104,12 @@ struct ReportCommand: ParsableCommand {
     }
 
     private func makeDirectory(_ path: String) throws {
-        if mkdir(path, 0o700) != 0 {
-            guard errno == EEXIST, let existing = try? FileManager.default.contentsOfDirectory(atPath: path), existing.isEmpty else {
-                throw LedgerError(.storage, "\(path): must be a new or empty directory for several reports")
-            }
+        do throws(OwnerOnlyDirectory.Problem) {
+            try OwnerOnlyDirectory.makeNewOrEmpty(path)
+        } catch .notEmpty {
+            throw LedgerError(.storage, "\(path): must be a new or empty directory for several reports")
+        } catch .cannotBeMade(let reason) {
+            throw LedgerError(.storage, "\(path): cannot be made (\(reason)); several reports need a new or empty directory")
         }
     }
 

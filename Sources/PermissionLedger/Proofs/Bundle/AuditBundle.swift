@@ -71,11 +71,12 @@ public enum AuditBundle {
         func failure(_ path: String, _ what: String) -> LedgerError {
             LedgerError(.storage, "\(path): cannot be \(what): \(String(cString: strerror(errno)))")
         }
-        if mkdir(directory, 0o700) != 0 {
-            guard errno == EEXIST, let existing = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-                throw failure(directory, "made")
-            }
-            guard existing.isEmpty else { throw LedgerError(.storage, "\(directory): is not empty; a bundle is written into a new or empty directory") }
+        do throws(OwnerOnlyDirectory.Problem) {
+            try OwnerOnlyDirectory.makeNewOrEmpty(directory)
+        } catch .notEmpty {
+            throw LedgerError(.storage, "\(directory): is not empty; a bundle is written into a new or empty directory")
+        } catch .cannotBeMade(let reason) {
+            throw LedgerError(.storage, "\(directory): cannot be made: \(reason)")
         }
         guard mkdir(directory + "/events", 0o700) == 0 else { throw failure(directory + "/events", "made") }
         for (name, bytes) in files {
