@@ -20,19 +20,12 @@ struct PackedHandleSet {
     }
 
     /// Every row's value, one after the other.
-    private(set) var values: [UInt8] = []
+    var values: [UInt8] = []
 
-    /// Reads the rows of a stored record (``HandleSetRecord/forEachRow(_:reserve:_:)``), their values added to
+    /// Reads the rows of a stored record (``HandleSetRecord/readRows(_:into:)``), their values added to
     /// ``values``, and returns them in the record's order.
     mutating func read(_ record: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> [Row] {
-        var rows: [Row] = []
-        _ = try HandleSetRecord.forEachRow(record, reserve: { rows.reserveCapacity($0) }) { row in
-            rows.append(Row(
-                kind: row.kind, kindRank: Self.rank(row.kind), known: row.known, valueStart: Int32(values.count),
-                valueCount: Int32(row.value.count), since: row.since, until: row.until, source: row.source))
-            values.append(contentsOf: row.value)
-        }
-        return rows
+        try HandleSetRecord.readRows(record, into: &self).rows
     }
 
     /// Adds a row of `handle`, with the rest of the row as given, and returns it.

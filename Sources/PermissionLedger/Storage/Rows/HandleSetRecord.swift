@@ -105,80 +105,64 @@ enum HandleSetRecord {
     }
 
     init(decoding bytes: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) {
-        var rows: [HandleRow] = []
-        let isWhole = try Self.forEachRow(bytes, reserve: { rows.reserveCapacity($0) }) { row in
-            rows.append(HandleRow(
-                handle: CommunicationHandle(normalizedValue: String(decoding: row.value, as: UTF8.self), kind: row.kind),
-                known: row.known, since: row.since, until: row.until, source: row.source))
+        var set = PackedHandleSet()
+        let (isWhole, packed) = try Self.readRows(bytes, into: &set)
+        let rows = packed.map { row in
+            HandleRow(
+                handle: set.withValue(of: row) { CommunicationHandle(normalizedValue: String(decoding: $0, as: UTF8.self), kind: row.kind) },
+                known: row.known, since: row.since, until: row.until, source: row.source)
         }
         self = isWhole ? .whole(rows) : .changes(rows)
     }
 
-    /// One row of a stored record as ``forEachRow(_:reserve:_:)`` reads it: `value` (the handle's value, checked
-    /// to be UTF-8) holds only during the call.
-    struct StoredRow {
-        var kind: CommunicationHandle.Kind
-        var value: UnsafeRawBufferPointer
-        var known: Bool
-        var since: Timestamp
-        var until: Timestamp?
-        var source: HandleSource
-    }
-
-    /// Reads the rows of a stored record in order, checking each (see the type's description), and returns whether
-    /// the record is a whole set. `reserve` is given the number of rows first.
-    static func forEachRow(
-        _ bytes: UnsafeRawBufferPointer, reserve: (Int) -> Void, _ body: (StoredRow) throws(EventRecord.DecodingError) -> Void
-    ) throws(EventRecord.DecodingError) -> Bool {
+    /// Reads the rows of a stored record in order, checking each (see the type's description), with their values
+    /// added to `set`'s (``PackedHandleSet``), and whether the record is a whole set.
+    static func readRows(_ bytes: UnsafeRawBufferPointer, into set: inout PackedHandleSet) throws(EventRecord.DecodingError) -> (isWhole: Bool, rows: [PackedHandleSet.Row]) {
         var r = RecordReader(bytes)
         let isWhole = try kind(&r)
         let count = try r.count()
-        reserve(count)
-        var previous = Previous()
-        // The value before the previous row's, to check the order by: the two buffers take turns.
-        var earlier: [UInt8] = []
-        for index in 0..<count {
+        var rows: [PackedHandleSet.Row] = []
+        rows.reserveCapacity(count)
+        var previous: PackedHandleSet.Row?
+        var observation: UInt64 = 0
+        for _ in 0..<count {
             let flags = try r.byte()
             guard flags & ~0b1111 == 0 else { throw .init(reason: "bad handle set row flags \(flags)") }
             let kind = try Codes.kind(try r.byte())
             let shared = try r.unsigned()
-            guard kind == previous.kind || shared == 0, shared <= UInt64(previous.value.count) else {
+            guard kind == previous?.kind || shared == 0, shared <= UInt64(previous?.valueCount ?? 0) else {
                 throw .init(reason: "a handle shares more than the previous one holds")
             }
-            swap(&earlier, &previous.value)
-            previous.value.removeAll(keepingCapacity: true)
-            previous.value.append(contentsOf: earlier.prefix(Int(shared)))
-            previous.value.append(contentsOf: try r.raw(try r.count()))
-            guard !previous.value.isEmpty, previous.value.withUnsafeBytes(isUTF8) else {
-                throw .init(reason: "a handle value is empty or not UTF-8")
+            // The value: the start it shares with the previous one's, then its own bytes.
+            let start = set.values.count
+            if let previous {
+                for index in 0..<Int(shared) { set.values.append(set.values[Int(previous.valueStart) + index]) }
             }
-            if index > 0, let earlierKind = previous.kind {
-                let order = earlierKind == kind
-                    ? earlier.withUnsafeBytes { a in previous.value.withUnsafeBytes { b in compareBytes(a, b) } }
-                    : (earlierKind < kind ? -1 : 1)
-                guard order < 0 else { throw .init(reason: "handle set rows out of order") }
-            }
-            let since = previous.since &+ (try r.signed())
+            set.values.append(contentsOf: try r.raw(try r.count()))
+            let since = (previous?.since.microseconds ?? 0) &+ (try r.signed())
             let until = flags & 2 != 0 ? Timestamp(microseconds: since &+ (try r.signed())) : nil
             let source: HandleSource
             switch flags >> 2 {
             case 1: source = .question(try r.uuid())
             case 2:
-                let seq = previous.observation &+ UInt64(bitPattern: try r.signed())
-                source = .observation(seq)
-                previous.observation = seq
+                observation = observation &+ UInt64(bitPattern: try r.signed())
+                source = .observation(observation)
             default: throw .init(reason: "unknown handle source \(flags >> 2)")
             }
-            try previous.value.withUnsafeBytes { value in
-                Result { () throws(EventRecord.DecodingError) in
-                    try body(StoredRow(kind: kind, value: value, known: flags & 1 != 0, since: Timestamp(microseconds: since), until: until, source: source))
+            let row = PackedHandleSet.Row(
+                kind: kind, kindRank: PackedHandleSet.rank(kind), known: flags & 1 != 0, valueStart: Int32(start),
+                valueCount: Int32(set.values.count - start), since: Timestamp(microseconds: since), until: until, source: source)
+            guard row.valueCount > 0, set.withValue(of: row, isUTF8) else { throw .init(reason: "a handle value is empty or not UTF-8") }
+            if let previous {
+                guard set.values.withUnsafeBytes({ PackedHandleSet.order(previous, row, values: $0) }) < 0 else {
+                    throw .init(reason: "handle set rows out of order")
                 }
-            }.get()
-            previous.kind = kind
-            previous.since = since
+            }
+            rows.append(row)
+            previous = row
         }
         guard r.isAtEnd else { throw .init(reason: "trailing bytes in handle set record") }
-        return isWhole
+        return (isWhole, rows)
     }
 
     /// Whether `bytes` are UTF-8: at once when they are ASCII, as handle tokens are.
