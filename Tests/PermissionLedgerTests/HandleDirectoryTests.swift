@@ -65,7 +65,7 @@ struct HandleDirectoryTests {
             #expect(try Self.knownValues(ledger, subject: "kid-ava") == ["(erased, seq 3)", b.0])
             #expect(try Self.knownValues(ledger, subject: "kid-ava", asOf: .seq(1)) == ["(erased, seq 3)", "(erased, seq 3)"])
             let values = try ledger.environment.read { try HandleDirectory.values(of: "kid-ava", $0, ledger.tables) }
-            #expect(values?.values.map(\.value) == [b.0])
+            #expect(values?.handles.map(\.value) == [b.0])
             #expect(try Self.entries(ledger, subject: "kid-ava") == (chunks: 1, index: 1))
             // A value named again after the erasure is held again.
             try await ledger.append(json: JSONLine.observed("o3", checked: [a], known: [a], at: "13:00:00", recorded: "13:00:01"))
@@ -86,7 +86,7 @@ struct HandleDirectoryTests {
             #expect(try Self.knownValues(ledger, subject: "kid-ava", asOf: .seq(1)) == [Self.phone(1).0])
             // Read from the directory, not from the events that named them.
             let values = try ledger.environment.read { try HandleDirectory.values(of: "kid-ava", $0, ledger.tables) }
-            #expect(values?.values.map(\.value).sorted() == [Self.phone(1).0, Self.phone(2).0])
+            #expect(values?.handles.map(\.value).sorted() == [Self.phone(1).0, Self.phone(2).0])
             try await ledger.append([try KeyErasureTests.erasure("erase-1", subject: "kid-ava", at: "2026-11-20T12:00:00Z")])
             #expect(try Self.knownValues(ledger, subject: "kid-ava") == ["(erased, seq 3)", "(erased, seq 3)"])
         }

@@ -237,14 +237,14 @@ enum HandleDirectory {
 
     // MARK: Reading
 
-    /// `subject`'s handle values by their tokens, read
-    /// in `txn`: `nil` when the ledger keeps no directory (it was made before it had one, and is open read-only);
-    /// empty when the subject has none, or its values key is destroyed.
-    static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> [HandleToken: CommunicationHandle]? {
+    /// `subject`'s handle values by their tokens, read in `txn`: `nil` when the ledger keeps no directory (it was
+    /// made before it had one, and is open read-only); empty when the subject has none, or its values key is
+    /// destroyed.
+    static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> HandleValueIndex? {
         guard let db = tables.handleValues else { return nil }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
         guard let slot = try KeyRing.slot(txn, tables, KeyRing.entry(subject: subject, .values), atMost: .max),
-              let key = try keyRing.key(slot: slot) else { return [:] }
+              let key = try keyRing.key(slot: slot) else { return HandleValueIndex([]) }
         let chunks = Keys.subjectPrefix(subject) + [1]
         var keys: [UnsafeRawBufferPointer] = []
         var stored: [UnsafeRawBufferPointer] = []
@@ -257,13 +257,14 @@ enum HandleDirectory {
         }
         // What this subject's chunks held when they were last opened, if they are still those bytes.
         if let known = keyRing.openedValues(subject: subject, slot: slot, chunks: stored) { return known }
-        var values: [HandleToken: CommunicationHandle] = [:]
-        values.reserveCapacity(stored.count * capacity)
+        var entries: [(token: HandleToken, handle: CommunicationHandle)] = []
+        entries.reserveCapacity(stored.count * capacity)
         for (chunkKey, chunk) in zip(keys, stored) {
             for held in try open(chunk, chunkKey: Array(chunkKey), key: key) {
-                values[HandleToken(bytes: held.token)] = held.handle
+                entries.append((HandleToken(bytes: held.token), held.handle))
             }
         }
+        let values = HandleValueIndex(entries)
         keyRing.keepOpenedValues(values, subject: subject, slot: slot, chunks: stored)
         return values
     }

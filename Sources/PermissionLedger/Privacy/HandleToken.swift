@@ -1,10 +1,10 @@
 import Foundation
 
 /// A handle's token (``DataKeys/token(_:tokenKey:)``) as the tables hold it, by its text (base64url without
-/// padding, 22 characters), in three words: hashed and compared without an allocation, and read from a row
-/// without decoding it.
-struct HandleToken: Hashable {
-    private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+/// padding, 22 characters), in three words read big-endian: compared, in the order of the text's bytes, and hashed
+/// without an allocation, and read from a row without decoding it.
+struct HandleToken: Hashable, Comparable {
+    private let words: (UInt64, UInt64, UInt64)
 
     /// The length of a token's text.
     static let textSize = 22
@@ -19,11 +19,18 @@ struct HandleToken: Hashable {
     /// The token whose text is `text`; `nil` when `text` is not 22 bytes long, so not a token's.
     init?(text: UnsafeRawBufferPointer) {
         guard text.count == Self.textSize else { return nil }
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: text) }
+        self.words = (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1), UInt64(bigEndian: words.2))
     }
 
     static func == (a: HandleToken, b: HandleToken) -> Bool {
         a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2
+    }
+
+    /// In the order of the texts' bytes.
+    static func < (a: HandleToken, b: HandleToken) -> Bool {
+        (a.words.0, a.words.1, a.words.2) < (b.words.0, b.words.1, b.words.2)
     }
 
     func hash(into hasher: inout Hasher) {

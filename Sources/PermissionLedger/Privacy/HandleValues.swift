@@ -13,7 +13,7 @@ struct HandleValues {
     let txn: ReadTransaction
     let tables: Tables
     /// The subject whose handle values were read last, and them (`nil`: the ledger keeps none).
-    private var directory: (subject: String, values: [HandleToken: CommunicationHandle]?)?
+    private var directory: (subject: String, values: HandleValueIndex?)?
     /// The erasures of the subjects asked about: when a subject has none, no row of it is erased.
     private var erasures = KeyRing.ErasureLookup()
     /// Each opened event's handles by their tokens, where the ledger keeps no handle values.
@@ -46,7 +46,7 @@ struct HandleValues {
         if let mark = try erasure(of: source, subject: subject) {
             return (CommunicationHandle(normalizedValue: "", kind: kind), mark)
         }
-        guard let token = HandleToken(text: text), let handle = values[token], handle.kind == kind else {
+        guard let token = HandleToken(text: text), let handle = values.handle(kind: kind, token: token) else {
             // An event written to the log by an earlier version of the engine has no handle values: its own.
             return try valueFromEvent(of: stored(), source: source)
         }

@@ -31,7 +31,7 @@ final class KeyRing: @unchecked Sendable {
     /// The handle values each subject's directory held when a reader last opened it (``HandleDirectory``), with
     /// the sealed chunks they came from and the slot of the key that opened them: valid while the chunks are the
     /// same bytes and the key is not destroyed, which a reader checks first. At most ``openedValuesLimit`` subjects.
-    private var openedValues: [String: (slot: UInt64, chunks: [[UInt8]], values: [HandleToken: CommunicationHandle])] = [:]
+    private var openedValues: [String: (slot: UInt64, chunks: [[UInt8]], values: HandleValueIndex)] = [:]
     static let openedValuesLimit = 1024
     private var unsynced = false
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
@@ -180,7 +180,7 @@ final class KeyRing: @unchecked Sendable {
 
     /// The values that `subject`'s directory held when it was last opened with the key in `slot`, if its chunks
     /// are still `chunks`, byte for byte.
-    func openedValues(subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) -> [HandleToken: CommunicationHandle]? {
+    func openedValues(subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) -> HandleValueIndex? {
         lock.withLock {
             guard let opened = openedValues[subject], opened.slot == slot, opened.chunks.count == chunks.count,
                   zip(opened.chunks, chunks).allSatisfy({ kept, stored in
@@ -191,7 +191,7 @@ final class KeyRing: @unchecked Sendable {
     }
 
     /// Keeps what ``HandleDirectory/values(of:_:_:)`` opened of `subject`'s directory, for the next reader.
-    func keepOpenedValues(_ values: [HandleToken: CommunicationHandle], subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) {
+    func keepOpenedValues(_ values: HandleValueIndex, subject: String, slot: UInt64, chunks: [UnsafeRawBufferPointer]) {
         let copies = chunks.map { Array($0) }
         lock.withLock {
             if openedValues.count >= Self.openedValuesLimit, openedValues[subject] == nil { openedValues.removeAll() }
