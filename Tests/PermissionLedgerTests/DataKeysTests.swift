@@ -74,15 +74,17 @@ import Testing
 
     @Test func aTokenReadFromItsTextIsTheTokenOfItsBytes() {
         var random = SystemRandomNumberGenerator()
-        var tokens = Set<HandleToken>()
+        var tokens: [HandleToken] = []
         for _ in 0..<500 {
             let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
             var text = DataKeys.base64URL(bytes)
             let token = text.withUTF8 { HandleToken(text: UnsafeRawBufferPointer($0)) }
             #expect(token == HandleToken(bytes: bytes), "\(text)")
-            tokens.insert(HandleToken(bytes: bytes))
+            tokens.append(HandleToken(bytes: bytes))
         }
-        #expect(tokens.count == 500)
+        // 500 distinct tokens: no two equal once sorted.
+        let sorted = tokens.sorted()
+        #expect(tokens.count == 500 && zip(sorted, sorted.dropFirst()).allSatisfy { $0 < $1 })
         // Tokens that differ in one byte only, at each end: different tokens.
         for index in [0, 7, 8, 15] {
             var other = [UInt8](repeating: 0xAB, count: 16)

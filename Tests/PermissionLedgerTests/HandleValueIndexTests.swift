@@ -28,7 +28,7 @@ import Testing
             (token: Self.token(n).token, handle: CommunicationHandle(normalizedValue: "value-\(n)", kind: kinds[n % 3]))
         }
         let index = HandleValueIndex(entries.shuffled())
-        #expect(index.count == entries.count)
+        #expect(index.handles.count == entries.count)
         for entry in entries {
             #expect(index.handle(kind: entry.handle.kind, token: entry.token) == entry.handle)
             let otherKind = kinds.first { $0 != entry.handle.kind }!
@@ -47,7 +47,7 @@ import Testing
             (Self.token(6).token, CommunicationHandle(normalizedValue: "other", kind: .custom)),
             (token, CommunicationHandle(normalizedValue: "second", kind: .custom)),
         ])
-        #expect(index.count == 2)
+        #expect(index.handles.count == 2)
         #expect(index.handle(kind: .custom, token: token)?.value == "second")
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// A handle's token (``DataKeys/token(_:tokenKey:)``) as the tables hold it, by its text (base64url without
-/// padding, 22 characters), in three words read big-endian: compared, in the order of the text's bytes, and hashed
-/// without an allocation, and read from a row without decoding it.
-struct HandleToken: Hashable, Comparable {
+/// padding, 22 characters), in three words read big-endian: compared in the order of the text's bytes without an
+/// allocation, and read from a row without decoding it.
+struct HandleToken: Comparable {
     private let words: (UInt64, UInt64, UInt64)
 
     /// The length of a token's text.
@@ -31,11 +31,5 @@ struct HandleToken: Hashable, Comparable {
     /// In the order of the texts' bytes.
     static func < (a: HandleToken, b: HandleToken) -> Bool {
         (a.words.0, a.words.1, a.words.2) < (b.words.0, b.words.1, b.words.2)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(words.0)
-        hasher.combine(words.1)
-        hasher.combine(words.2)
     }
 }

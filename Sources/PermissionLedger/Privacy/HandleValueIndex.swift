@@ -39,9 +39,6 @@ struct HandleValueIndex {
         self.handles = handles
     }
 
-    /// The number of handles.
-    var count: Int { keys.count }
-
     /// The handle of `kind` whose token is `token`, if the index holds it.
     func handle(kind: CommunicationHandle.Kind, token: HandleToken) -> CommunicationHandle? {
         let key = Key(kindRank: PackedHandleSet.rank(kind), token: token)
