@@ -145,11 +145,11 @@ struct DamageDetectionTests {
             let format = try #require(file.node(ofTable: "meta", key: Array("format".utf8)))
             let projections = try #require(file.node(ofTable: "meta", key: Array("projections".utf8)))
             for (node, value, status, start) in [
-                (format, 3, 4, "seq 1: the meta table holds format=3 projections=9"),
+                (format, 4, 4, "seq 1: the meta table holds format=4 projections=9"),
                 // Format 1 is an older ledger's, which has no keys table: this one has.
                 (format, 1, 4, "seq 1: the meta table holds format=1 projections=9"),
-                (projections, 0, 4, "seq 1: the meta table holds format=2 projections=0"),
-                (projections, 12, 4, "seq 1: the meta table holds format=2 projections=12"),
+                (projections, 0, 4, "seq 1: the meta table holds format=3 projections=0"),
+                (projections, 12, 4, "seq 1: the meta table holds format=3 projections=12"),
                 // A version this build knows as older: an older ledger whose rows happen to be this build's.
                 // The engine's remedy, worded as the tool's command.
                 (projections, 4, 3, """

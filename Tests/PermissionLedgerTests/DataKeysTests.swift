@@ -25,6 +25,24 @@ import Testing
         }
     }
 
+    @Test func eachFormatGivesTheEventKeysOfItsOwn() {
+        let dayKey = secrets.key(for: "day")
+        for seq: UInt64 in [1, 2, 1 << 40] {
+            // Format 3: the day key seals every event of its generation itself.
+            #expect(DataKeys.eventKeys(dayKey: dayKey, .direct).key(seq: seq) == dayKey)
+            // Format 2: each event's key is derived from the day key and its seq.
+            #expect(DataKeys.eventKeys(dayKey: dayKey, .derived).key(seq: seq) == DataKeys.eventKey(dayKey: dayKey, seq: seq))
+            #expect(DataKeys.eventKeys(dayKey: dayKey, .derived).key(seq: seq) != dayKey)
+        }
+        #expect(KeyUse(format: 2) == .derived && KeyUse(format: 3) == .direct)
+    }
+
+    @Test func eachFormatGivesTheTokenKeyOfItsOwn() {
+        let lookupKey = secrets.key(for: "lookup")
+        #expect(DataKeys.tokenKey(lookupKey: lookupKey, .direct) == lookupKey)
+        #expect(DataKeys.tokenKey(lookupKey: lookupKey, .derived) == DataKeys.tokenKey(lookupKey: lookupKey))
+    }
+
     @Test func theExtractStepIsSwiftCryptosWithAnEmptySalt() {
         for name in ["day", "lookup", "values"] {
             let key = secrets.key(for: name)

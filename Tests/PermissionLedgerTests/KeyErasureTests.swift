@@ -49,10 +49,10 @@ struct KeyErasureTests {
             payload: .subjectErased(Erasure(basis: .guardianRequest, reference: "case-4711", before: try before.map { try Timestamp(rfc3339: $0) })))
     }
 
-    @Test func aWholeErasureDestroysEveryKeyOfTheSubjectAndNoOther() async throws {
+    @Test(arguments: Ledger.Options.sealedFormats) func aWholeErasureDestroysEveryKeyOfTheSubjectAndNoOther(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
-            let ledger = try Ledger(path: path, options: .seeded())
+            let ledger = try Ledger(path: path, options: .seeded(format: format))
             try await ledger.importFixture("family-day.jsonl")
             let before = try Self.dataKeys(ledger)
             let head = try ledger.head()
@@ -78,13 +78,13 @@ struct KeyErasureTests {
         }
     }
 
-    @Test func anErasureCommittedBeforeACrashIsCarriedOutWhenTheLedgerOpens() async throws {
+    @Test(arguments: Ledger.Options.sealedFormats) func anErasureCommittedBeforeACrashIsCarriedOutWhenTheLedgerOpens(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
             var slots: [UInt64] = []
             var keys: [UInt64: [UInt8]] = [:]
             do {
-                let ledger = try Ledger(path: path, options: .seeded())
+                let ledger = try Ledger(path: path, options: .seeded(format: format))
                 try await ledger.importFixture("decline.jsonl")
                 keys = try Self.dataKeys(ledger)
                 let subject = try #require(try ledger.read { try $0.subjects() }.first)
@@ -99,7 +99,7 @@ struct KeyErasureTests {
                 for slot in slots { #expect(try ring.store.key(slot: slot) != nil) }
                 await ledger.close()
             }
-            let reopened = try Ledger(path: path, options: .seeded())
+            let reopened = try Ledger(path: path, options: .seeded(format: format))
             let ring = try #require(reopened.tables.keyRing)
             for slot in slots {
                 #expect(try ring.store.key(slot: slot) == nil, "slot \(slot) overwritten when the ledger opened")
@@ -109,10 +109,10 @@ struct KeyErasureTests {
         }
     }
 
-    @Test func anErasureBeforeATimeInsideADayKeepsTheLaterEventsOfThatDay() async throws {
+    @Test(arguments: Ledger.Options.sealedFormats) func anErasureBeforeATimeInsideADayKeepsTheLaterEventsOfThatDay(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
-            let ledger = try Ledger(path: path, options: .seeded())
+            let ledger = try Ledger(path: path, options: .seeded(format: format))
             try await ledger.append(json:
                 JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
                 JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00"))
@@ -126,9 +126,69 @@ struct KeyErasureTests {
         }
     }
 
-    @Test func aWholeErasureMarksEveryEarlierEventWithPersonalFieldsAndNoLaterOne() async throws {
+    /// The record of the event at `seq` as stored, after its chain hash.
+    static func storedRecord(_ ledger: Ledger, seq: UInt64) throws -> (hash: [UInt8], record: SealedRecord) {
+        let events = ledger.tables.events
+        let value = try #require(try ledger.environment.read { txn in try txn.get(events, key: Keys.seq(seq)).map { Array($0) } })
+        return (Array(value.prefix(32)), try value.dropFirst(32).withUnsafeBytes { try SealedRecord(stored: $0) })
+    }
+
+    /// Format 2 keeps the later events' own keys (derived from the day key) and their records as they are;
+    /// format 3, whose day key sealed them itself, seals them again under new keys: their chained bytes, so their
+    /// hashes, stay, and the day key is gone from every file.
+    @Test(arguments: Ledger.Options.sealedFormats) func theEventsAnErasureKeepsInsideADayReadUnderKeysOfTheirOwn(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            let path = directory + "/ledger"
+            let lateLine = JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00")
+            var ledger = try Ledger(path: path, options: .seeded(format: format))
+            try await ledger.append(json:
+                JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
+                lateLine,
+                #"{"type":"permission.changed","id":"perm","subject":"kid-ava","occurredAt":"2026-11-20T15:30:00Z","recordedAt":"2026-11-20T15:30:00Z","permission":"camera","state":"askAgain","cause":"inferred"}"#)
+            let keysBefore = try Self.dataKeys(ledger)
+            let recordsBefore = try (1...3).map { try Self.storedRecord(ledger, seq: $0).record }
+            let hashesBefore = try (1...3).map { try Self.storedRecord(ledger, seq: $0).hash }
+            try await ledger.append([try Self.erasure("cut", subject: "kid-ava", at: "2026-11-20T16:00:00Z", before: "2026-11-20T12:00:00Z")])
+            let keysAfter = try Self.dataKeys(ledger)
+            let destroyed = Set(keysBefore.keys).subtracting(keysAfter.keys)
+            #expect(!destroyed.isEmpty)
+            for slot in destroyed { #expect(try Self.files(in: path, holding: keysBefore[slot]!) == [], "slot \(slot)") }
+
+            let late = try (1...3).map { try Self.storedRecord(ledger, seq: $0).record }
+            #expect(try (1...3).map { try Self.storedRecord(ledger, seq: $0).hash } == hashesBefore, "no hash changes")
+            #expect(late.map(\.chained) == recordsBefore.map(\.chained), "no chained byte changes")
+            #expect(late[0] == recordsBefore[0], "the erased event's record stays as it is")
+            #expect(late[2] == recordsBefore[2], "an event without personal fields stays as it is")
+            if format == 2 {
+                #expect(late[1] == recordsBefore[1], "format 2 keeps the event's key, derived from the day key")
+            } else {
+                #expect(late[1].box != recordsBefore[1].box && late[1].tokens == recordsBefore[1].tokens, "format 3 seals the fields again")
+            }
+            // A new values key, and keys of their own: in format 2 for each later event of the day, in format 3
+            // for the one with personal fields.
+            #expect(keysAfter.count == keysBefore.count - destroyed.count + 1 + (format == 2 ? 2 : 1))
+
+            // Reopened, it reads the same, verifies, and stays in its format.
+            await ledger.close()
+            ledger = try Ledger(path: path, options: .seeded(format: Ledger.formatVersion))
+            let read = try #require(Self.event(ledger, seq: 2))
+            #expect(read.erased == nil)
+            #expect(read.payload == (try decodeEvent(lateLine)).payload)
+            #expect(Self.event(ledger, seq: 1)?.erased == ErasureMark(seq: 4, basis: .guardianRequest))
+            let meta = ledger.tables.meta
+            #expect(try ledger.environment.read { txn in try txn.get(meta, key: Array("format".utf8)).map { Array($0) } } == [format])
+            // What the subject records afterwards, on the same day, reads too.
+            try await ledger.append(json: JSONLine.observed("after", checked: [("+14155550103", "phoneNumber")], known: [("+14155550103", "phoneNumber")], at: "17:00:00", recorded: "17:00:00"))
+            #expect(Self.event(ledger, seq: 5)?.erased == nil)
+            #expect(try ledger.read { try $0.isKnownHandle(try CommunicationHandle(value: "+14155550103", kind: .phoneNumber), subject: "kid-ava") })
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+        }
+    }
+
+    @Test(arguments: Ledger.Options.sealedFormats) func aWholeErasureMarksEveryEarlierEventWithPersonalFieldsAndNoLaterOne(format: UInt8) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
             try await ledger.importFixture("family-day.jsonl")
             let subject = try #require(try ledger.read { try $0.subjects() }.first)
             let head = try ledger.head().seq
@@ -154,9 +214,9 @@ struct KeyErasureTests {
         }
     }
 
-    @Test func anErasedHandleIsNoLongerMatchedButStaysAMember() async throws {
+    @Test(arguments: Ledger.Options.sealedFormats) func anErasedHandleIsNoLongerMatchedButStaysAMember(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
             let phone = try CommunicationHandle(value: "+14155550101", kind: .phoneNumber)
             try await ledger.append(json: JSONLine.observed("seen", checked: [("+14155550101", "phoneNumber")], known: [("+14155550101", "phoneNumber")], at: "09:00:00", recorded: "09:00:00"))
             #expect(try ledger.read { try $0.isKnownHandle(phone, subject: "kid-ava") })

@@ -44,11 +44,17 @@ func withClosedLedgerOfOneEvent<T>(_ body: (String) async throws -> T) async thr
 extension Ledger.Options {
     /// Options whose keys, salts and nonces come from a fixed seed (tests only): ledgers of one seed that are
     /// given the same events hold the same bytes, however the events are batched.
-    static func seeded(_ seed: String = "tests", mapSize: Int = 64 << 20, durable: Bool = true) -> Ledger.Options {
+    /// A new ledger is made in storage `format`.
+    static func seeded(_ seed: String = "tests", mapSize: Int = 64 << 20, durable: Bool = true, format: UInt8 = Ledger.formatVersion) -> Ledger.Options {
         var options = Ledger.Options(mapSize: mapSize, durable: durable)
         options.secrets = .seeded(seed)
+        options.newLedgerFormat = format
         return options
     }
+
+    /// The storage formats a ledger of this build's may be in, with personal fields sealed: this build makes the
+    /// latest, and keeps writing the ledgers made in the others.
+    static let sealedFormats: [UInt8] = Array(2...Ledger.formatVersion)
 }
 
 /// Runs `body` with two fresh ledgers that draw their secrets from the same seed: given the same events, they

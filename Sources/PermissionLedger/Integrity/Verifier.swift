@@ -307,7 +307,7 @@ final class Verifier {
         }
         // A ledger of format 1 (personal fields unencrypted, and no keys table) is read and checked as it is; it
         // is written no more.
-        for format in tables.keys == nil ? [1] : [Ledger.formatVersion] {
+        for format in tables.keys == nil ? [1] : Array(Ledger.oldestWritableFormat...Ledger.formatVersion) {
             let written: [(key: String, value: [UInt8])] = [("format", [format]), ("projections", [Ledger.projectionsVersion])]
             if rows.elementsEqual(written, by: { $0.key == $1.key && $0.value == $1.value }) { return report }
         }
@@ -320,7 +320,7 @@ final class Verifier {
         }
         // An older ledger's tables may happen to be what this build would make (none of its rows changed
         // between the versions): it is taken for an older ledger, as a projections version of 1 to 3 says.
-        if format == Ledger.formatVersion, let projections, projections != Ledger.projectionsVersion,
+        if let format, (Ledger.oldestWritableFormat...Ledger.formatVersion).contains(format), let projections, projections != Ledger.projectionsVersion,
             inTables || (report.isIntact && (1..<Ledger.projectionsVersion).contains(projections)) {
             throw projections < Ledger.projectionsVersion
                 ? Ledger.olderIndexes(path: path)
@@ -330,7 +330,7 @@ final class Verifier {
         let shown = rows.map { "\($0.key)=\($0.value.map(String.init).joined(separator: ","))" }.joined(separator: " ")
         return VerificationReport(
             events: report.events, head: report.head, damagedSeq: 1,
-            problem: "the meta table holds \(shown.isEmpty ? "nothing" : shown) where this ledger's log and tables imply format=\(Ledger.formatVersion) projections=\(Ledger.projectionsVersion)",
+            problem: "the meta table holds \(shown.isEmpty ? "nothing" : shown) where this ledger's log and tables imply format=\(tables.keys == nil ? "1" : "\(Ledger.oldestWritableFormat) to \(Ledger.formatVersion)") projections=\(Ledger.projectionsVersion)",
             stage: .dataFile)
     }
 }

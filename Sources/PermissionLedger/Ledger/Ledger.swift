@@ -74,6 +74,9 @@ public final class Ledger: Sendable {
         /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`): tests
         /// make it small, to empty the caches on the way without millions of events.
         package var streamCacheLimit = 16_384
+        /// The storage format a new ledger is made in: this build's (``Ledger/formatVersion``), or for tests of the
+        /// ledgers made before it, format 2. An existing ledger keeps its own.
+        package var newLedgerFormat = Ledger.formatVersion
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
         /// ``Ledger/rebuildProjections(path:progress:)`` opens with, and nothing else.
         var writableMap = false
@@ -97,7 +100,11 @@ public final class Ledger: Sendable {
     }
 
     /// The version of the storage format this build writes (see `docs/STORAGE.md`).
-    public static let formatVersion: UInt8 = 2
+    public static let formatVersion: UInt8 = 3
+
+    /// The oldest storage format this build writes: format 1 keeps personal fields unencrypted, and opens
+    /// read-only.
+    static let oldestWritableFormat: UInt8 = 2
 
     /// The version of the derived tables (projections and indexes) this build keeps. A ledger whose
     /// derived tables are older is rebuilt from its log when opened for writing (see `docs/STORAGE.md`).
@@ -215,15 +222,16 @@ public final class Ledger: Sendable {
                 }
                 isNew = try environment.write { txn in
                     guard try txn.get(meta, key: Array("format".utf8)) == nil else { return false }
-                    try txn.put(meta, key: Array("format".utf8), value: [Self.formatVersion])
+                    precondition((Self.oldestWritableFormat...Self.formatVersion).contains(options.newLedgerFormat))
+                    try txn.put(meta, key: Array("format".utf8), value: [options.newLedgerFormat])
                     try txn.put(meta, key: Array("projections".utf8), value: [Self.projectionsVersion])
                     return true
                 }
                 format = try Self.checkFormat(environment, meta: meta, path: path)
-                guard format == Self.formatVersion else { throw Self.plaintextFormat(path: path) }
+                guard format >= Self.oldestWritableFormat else { throw Self.plaintextFormat(path: path) }
                 staleProjections = try !isNew && Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion
             }
-            let keyRing = format < 2 ? nil : try Self.keyRing(path: path, options: options, newKey: newKey)
+            let keyRing = format < Self.oldestWritableFormat ? nil : try Self.keyRing(path: path, options: options, newKey: newKey, use: KeyUse(format: format))
             var opened = try Tables(environment: environment, create: !options.readOnly, keyRing: keyRing)
             opened.keyLocation = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
             tables = opened
@@ -298,10 +306,10 @@ public final class Ledger: Sendable {
         LedgerError(.notALedger, "\(path): a ledger of storage format 1, which keeps personal fields unencrypted; it opens read-only; upgrade it into a new ledger with permission-ledger migrate \(path) NEW")
     }
 
-    /// The key ring of a ledger of format 2: its key (made with the ledger when it is new) and its key store.
+    /// The key ring of a ledger of format 2 or later: its key (made with the ledger when it is new) and its key store.
     /// A read-only open without the key file has none: `verify` needs no key, and whatever shows a personal
     /// field says where the key was looked for.
-    private static func keyRing(path: String, options: Options, newKey: LedgerKey?) throws -> KeyRing? {
+    private static func keyRing(path: String, options: Options, newKey: LedgerKey?, use: KeyUse) throws -> KeyRing? {
         let location = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
         let ledgerKey: LedgerKey
         if let newKey {
@@ -318,7 +326,7 @@ public final class Ledger: Sendable {
             return nil
         }
         if store.slotCount > 0 { _ = try store.key(slot: 0) }
-        return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets)
+        return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets, use: use)
     }
 
     // MARK: Appending

@@ -2,17 +2,17 @@ internal import Crypto
 import Foundation
 import PermissionModel
 
-/// The keys derived from a subject's data keys, with HKDF-SHA256, and the keyed hashes that find a handle
-/// without its value.
+/// The keys a subject's data keys give, and the keyed hashes that find a handle without its value.
 ///
-/// - A subject's events recorded on one UTC day share a **day key**, kept wrapped in the key store. Each event's
-///   personal fields are sealed under its own **event key**, derived from the day key and the event's `seq`: an
-///   erasure of the events before a time inside a day keeps the later events of that day readable by storing
-///   their event keys on their own before the day key is destroyed.
+/// - A subject's events recorded on one UTC day share a **day key**, kept wrapped in the key store. In storage
+///   format 3 the day key seals the personal fields of its events itself; in format 2 each event has its own
+///   **event key**, derived from the day key and the event's `seq` with HKDF-SHA256 (``KeyUse``). An erasure of
+///   the events before a time inside a day keeps the later events of that day readable under keys of their own
+///   before the day key is destroyed.
 /// - A subject's **lookup key**, also in the key store, gives the **handle tokens**: HMAC-SHA256 of the handle's
-///   kind code and value, cut to 16 bytes. Tokens stand for handles in every table, so that a lookup by handle
-///   is one seek and no table holds a value; an erasure destroys the lookup key, and what it keeps is hashed
-///   again under a new one.
+///   kind code and value, cut to 16 bytes, keyed by the lookup key itself (format 3) or by a key derived from it
+///   (format 2). Tokens stand for handles in every table, so that a lookup by handle is one seek and no table
+///   holds a value; an erasure destroys the lookup key, and what it keeps is hashed again under a new one.
 package enum DataKeys {
     /// Microseconds in a day: day keys are by UTC day of `recordedAt`.
     static let microsecondsPerDay: Int64 = 86_400_000_000
@@ -26,10 +26,18 @@ package enum DataKeys {
     /// The first instant of `day`.
     package static func start(ofDay day: Int64) -> Timestamp { Timestamp(microseconds: day * microsecondsPerDay) }
 
-    /// The key that seals the personal fields of the event at `seq`, from its day key: HKDF-SHA256 with an empty
-    /// salt, the day key as input key material and the event's seq in the info.
+    /// The key that seals the personal fields of the event at `seq`, from its day key, in a ledger of storage
+    /// format 2: HKDF-SHA256 with an empty salt, the day key as input key material and the event's seq in the info.
     static func eventKey(dayKey: SymmetricKey, seq: UInt64) -> SymmetricKey {
         eventKeyBase(dayKey: dayKey).eventKey(seq: seq)
+    }
+
+    /// What gives the keys of the events that the day key `dayKey` covers, as `use` says.
+    static func eventKeys(dayKey: SymmetricKey, _ use: KeyUse) -> EventKeys {
+        switch use {
+        case .derived: .derived(eventKeyBase(dayKey: dayKey))
+        case .direct: .dayKey(dayKey)
+        }
     }
 
     /// What ``eventKey(dayKey:seq:)`` needs of the day key alone, made once per day key and kept: HKDF's extract
@@ -53,10 +61,18 @@ package enum DataKeys {
         static let keyed = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.byteCount)))
     }
 
-    /// The HMAC key of handle tokens, from a subject's lookup key: HKDF-SHA256 with an empty salt (the same bytes
-    /// as swift-crypto's `HKDF.deriveKey`, for less: ``HKDFExpander``).
+    /// The HMAC key of handle tokens, from a subject's lookup key, in a ledger of storage format 2: HKDF-SHA256
+    /// with an empty salt (the same bytes as swift-crypto's `HKDF.deriveKey`, for less: ``HKDFExpander``).
     static func tokenKey(lookupKey: SymmetricKey) -> SymmetricKey {
         HKDFExpander(pseudoRandomKey: extract(lookupKey)).expand(info: Array("PermissionLedger handle token 1".utf8))
+    }
+
+    /// The HMAC key of handle tokens, from a subject's lookup key, as `use` says.
+    static func tokenKey(lookupKey: SymmetricKey, _ use: KeyUse) -> SymmetricKey {
+        switch use {
+        case .derived: tokenKey(lookupKey: lookupKey)
+        case .direct: lookupKey
+        }
     }
 
     /// The length of a handle token.
@@ -111,6 +127,36 @@ package enum DataKeys {
                 index += 3
             }
             return written
+        }
+    }
+}
+
+/// How a ledger uses its data keys, by storage format (docs/STORAGE.md, "Keys").
+package enum KeyUse: Sendable {
+    /// Storage format 2: each event's key is derived from its day key and seq, and the token key from the lookup
+    /// key, with HKDF-SHA256.
+    case derived
+    /// Storage format 3: a day key seals its events itself, and a lookup key keys the tokens itself. Nothing is
+    /// derived per event; an erasure of a time inside a day seals that day's later events again under keys of
+    /// their own.
+    case direct
+
+    /// How a ledger of storage format `format` (2 or later) uses its keys.
+    init(format: UInt8) { self = format == 2 ? .derived : .direct }
+}
+
+/// What gives the keys that seal the personal fields of the events of one day key's generation.
+enum EventKeys: @unchecked Sendable {
+    /// Format 3: the day key seals every event itself.
+    case dayKey(SymmetricKey)
+    /// Format 2: each event's key is derived from the day key and its seq.
+    case derived(HKDFExpander)
+
+    /// The key of the event at `seq`.
+    func key(seq: UInt64) -> SymmetricKey {
+        switch self {
+        case .dayKey(let key): key
+        case .derived(let base): base.eventKey(seq: seq)
         }
     }
 }

@@ -21,7 +21,8 @@ extension KeyRing {
     ///
     /// - A day generation whose day ends at or before the cut is destroyed.
     /// - A day generation the cut falls inside is destroyed too; its events recorded at or after the cut first get
-    ///   keys of their own (their event keys, wrapped in new slots), so that they stay readable.
+    ///   keys of their own, wrapped in new slots, so that they stay readable: in format 2 their event keys, in
+    ///   format 3 new keys, under which their personal fields are sealed again (``reseal(_:_:seq:dayKey:ownKey:)``).
     /// - Event keys of their own that an earlier erasure kept, for events before the cut, are destroyed.
     /// - A whole erasure (no `before`) destroys the lookup key: the tokens of the erased handles can no longer be
     ///   matched, and what the subject records afterwards is tokenized under a new one.
@@ -36,7 +37,8 @@ extension KeyRing {
         let keys = tables[.keys]
         try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .erasure), erasureSeq), value: Self.erasureValue(basis: basis, before: before))
         var marked: [(entry: [UInt8], slot: UInt64)] = []
-        var kept: [(seq: UInt64, key: SymmetricKey)] = []
+        /// The events that keep a key of their own, with the day key their fields are sealed under.
+        var kept: [(seq: UInt64, dayKey: SymmetricKey)] = []
 
         let days = try generations(txn.reader, keys, prefix: Self.entry(subject: subject, .day), dated: true)
         for (index, generation) in days.enumerated() where !generation.destroyed && generation.from < erasureSeq {
@@ -46,7 +48,7 @@ extension KeyRing {
                 let next = days.indices.contains(index + 1) && days[index + 1].day == generation.day ? days[index + 1].from : erasureSeq
                 for seq in try Self.subjectSeqs(txn.reader, tables, subject: subject, from: generation.from, to: min(next, erasureSeq)) {
                     guard let header = try txn.reader.eventHeader(tables, seq: seq, id: false), header.recordedAt >= before else { continue }
-                    kept.append((seq, DataKeys.eventKey(dayKey: dayKey, seq: seq)))
+                    kept.append((seq, dayKey))
                 }
             }
             marked.append((generation.entry, generation.slot))
@@ -68,10 +70,20 @@ extension KeyRing {
         }
 
         for (entry, slot) in marked { try txn.put(keys, key: entry, value: Self.entryValue(slot: slot, destroyed: true)) }
-        for (seq, key) in kept {
-            let slot = try store.add(key, secrets: secrets)
-            noteAdded(key, slot: slot)
-            try txn.put(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq), value: Self.entryValue(slot: slot, destroyed: false))
+        for (seq, dayKey) in kept {
+            let entry = Keys.versioned(Self.entry(subject: subject, .event), seq)
+            let own: SymmetricKey
+            switch use {
+            case .derived:
+                own = DataKeys.eventKey(dayKey: dayKey, seq: seq)
+            case .direct:
+                own = secrets.key(for: "data key \(hexString(entry))")
+                // An event without personal fields needs no key.
+                guard try reseal(txn, tables, seq: seq, dayKey: dayKey, ownKey: own) else { continue }
+            }
+            let slot = try store.add(own, secrets: secrets)
+            noteAdded(own, slot: slot)
+            try txn.put(keys, key: entry, value: Self.entryValue(slot: slot, destroyed: false))
         }
         try rewriteHandleValues(txn, tables, subject: subject, whole: before == nil, erasureSeq: erasureSeq)
         let slots = marked.map(\.slot)
@@ -82,6 +94,21 @@ extension KeyRing {
             notePendingDestruction()
         }
         return slots
+    }
+
+    /// Seals the personal fields of the event at `seq`, sealed under `dayKey`, again under `ownKey`, in its record
+    /// of `events`: its chained part, so its hash, stays as it is (docs/STORAGE.md, "Erasure"). Returns false when the
+    /// event has no sealed fields.
+    private func reseal(_ txn: WriteTransaction, _ tables: Tables, seq: UInt64, dayKey: SymmetricKey, ownKey: SymmetricKey) throws -> Bool {
+        guard let value = try txn.reader.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+            throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
+        }
+        let hash = Array(value.prefix(32))
+        var record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
+        guard !record.box.isEmpty else { return false }
+        record.box = try SealedFields.reseal(record.box, key: dayKey, newKey: ownKey, additionalData: record.chained, secrets: secrets, seq: seq)
+        try txn.put(tables.events, key: Keys.seq(seq), value: hash + record.stored())
+        return true
     }
 
     /// Deletes `subject`'s handle values (``HandleDirectory``), whose key the erasure destroys; after an erasure

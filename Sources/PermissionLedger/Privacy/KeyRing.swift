@@ -22,11 +22,13 @@ final class KeyRing: @unchecked Sendable {
     let ledgerKey: LedgerKey
     let store: KeyStore
     let secrets: SecretSource
+    /// How the ledger's storage format uses the keys.
+    let use: KeyUse
     private let lock = NSLock()
     private var unwrapped: [UInt64: SymmetricKey] = [:]
-    /// What each unwrapped key gives that depends on the key alone, made once: a day key's HKDF extract step
-    /// (``DataKeys/eventKeyBase(dayKey:)``), a lookup key's keyed token hash.
-    private var eventKeyBases: [UInt64: HKDFExpander] = [:]
+    /// What each unwrapped key gives that depends on the key alone, made once: a day key's event keys
+    /// (``DataKeys/eventKeys(dayKey:_:)``), a lookup key's keyed token hash.
+    private var eventKeys: [UInt64: EventKeys] = [:]
     private var tokenHashers: [UInt64: TokenHasher] = [:]
     /// The handle values each subject's directory held when a reader last opened it (``HandleDirectory``), with
     /// the sealed chunks they came from and the slot of the key that opened them: valid while the chunks are the
@@ -38,17 +40,20 @@ final class KeyRing: @unchecked Sendable {
     /// for what another process's crash may have left.
     private var mayHavePendingDestruction = true
 
-    init(ledgerKey: LedgerKey, store: KeyStore, secrets: SecretSource) {
+    init(ledgerKey: LedgerKey, store: KeyStore, secrets: SecretSource, use: KeyUse) {
         self.ledgerKey = ledgerKey
         self.store = store
         self.secrets = secrets
+        self.use = use
     }
 
     enum Kind: UInt8 {
         case day = 1
         case lookup = 2
         /// One event's own key, kept when an erasure destroys the day key of the day it was recorded on
-        /// (the erasure's `before` falls inside that day, after the event): `subject ‖ 0x00 ‖ 0x03 ‖ seq`.
+        /// (the erasure's `before` falls inside that day, after the event): `subject ‖ 0x00 ‖ 0x03 ‖ seq`. In format
+        /// 2 the event key derived from the day key; in format 3 a new key, under which the erasure sealed the
+        /// event's fields again.
         case event = 3
         /// An erasure of the subject's, so that what reads an erased field can say which erasure erased it:
         /// `subject ‖ 0x00 ‖ 0x04 ‖ seq` (the `subject.erased` event's) → its basis (`ErasureMark`).
@@ -93,7 +98,7 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock {
             for slot in destroyed {
                 unwrapped.removeValue(forKey: slot)
-                eventKeyBases.removeValue(forKey: slot)
+                eventKeys.removeValue(forKey: slot)
                 tokenHashers.removeValue(forKey: slot)
             }
             openedValues = openedValues.filter { !destroyed.contains($0.value.slot) }
@@ -125,28 +130,28 @@ final class KeyRing: @unchecked Sendable {
         return slot
     }
 
-    /// What derives event keys from the day key in `slot`; `nil` when that key is destroyed.
-    private func eventKeyBase(daySlot slot: UInt64) throws -> HKDFExpander? {
-        if let base = lock.withLock({ eventKeyBases[slot] }) { return base }
+    /// What gives the event keys of the day key in `slot`; `nil` when that key is destroyed.
+    private func eventKeys(daySlot slot: UInt64) throws -> EventKeys? {
+        if let keys = lock.withLock({ eventKeys[slot] }) { return keys }
         guard let dayKey = try key(slot: slot) else { return nil }
-        let base = DataKeys.eventKeyBase(dayKey: dayKey)
-        lock.withLock { eventKeyBases[slot] = base }
-        return base
+        let keys = DataKeys.eventKeys(dayKey: dayKey, use)
+        lock.withLock { eventKeys[slot] = keys }
+        return keys
     }
 
     /// The token hash of the lookup key in `slot`; `nil` when that key is destroyed.
     private func tokenHasher(lookupSlot slot: UInt64) throws -> TokenHasher? {
         if let hasher = lock.withLock({ tokenHashers[slot] }) { return hasher }
         guard let lookupKey = try key(slot: slot) else { return nil }
-        let hasher = TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey))
+        let hasher = TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey, use))
         lock.withLock { tokenHashers[slot] = hasher }
         return hasher
     }
 
-    /// What derives the keys that seal the personal fields of `subject`'s events recorded on `day`, from `seq` on
+    /// What gives the keys that seal the personal fields of `subject`'s events recorded on `day`, from `seq` on
     /// (until an erasure starts a new generation): its day key made when it has none.
-    func eventKeyBaseForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, day: Int64, seq: UInt64) throws -> HKDFExpander {
-        try eventKeyBase(daySlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: day), seq: seq))!
+    func eventKeysForWriting(_ txn: WriteTransaction, _ tables: Tables, subject: String, day: Int64, seq: UInt64) throws -> EventKeys {
+        try eventKeys(daySlot: try slotForWriting(txn, tables, Self.entry(subject: subject, .day, day: day), seq: seq))!
     }
 
     /// The token hash of `subject`'s handles in the event at `seq`, its lookup key made when it has none.
@@ -162,7 +167,7 @@ final class KeyRing: @unchecked Sendable {
     /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
     func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
         if let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq) {
-            return try eventKeyBase(daySlot: slot)?.eventKey(seq: seq)
+            return try eventKeys(daySlot: slot)?.key(seq: seq)
         }
         // The day key is gone: the event may have kept a key of its own.
         guard let keys = tables.keys, let own = try txn.get(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq)) else {

@@ -43,6 +43,20 @@ package struct SealedFields: Hashable, Sendable {
         return Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
     }
 
+    /// `box`, sealed under `key`, sealed again under `newKey` with a new nonce: the same salt and fields, bound to
+    /// the same `additionalData`. What an erasure does to the events it keeps readable in a day whose key it
+    /// destroys, in storage format 3.
+    static func reseal(_ box: [UInt8], key: SymmetricKey, newKey: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
+        let plaintext: Data
+        do {
+            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
+        } catch {
+            throw EventRecord.DecodingError(reason: "the personal fields of seq \(seq) do not open with their key (damaged)")
+        }
+        let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq) sealed again"))
+        return Array(try ChaChaPoly.seal(plaintext, using: newKey, nonce: nonce, authenticating: additionalData).combined)
+    }
+
     /// Opens `box` with `key` and returns the fields with their salt, checked against `commitment` when
     /// `checkingCommitment` (without it, the salt returned is empty).
     ///

@@ -105,26 +105,26 @@ final class LMDBStore: ProjectionStore {
         try pendingChunks.write(txn, tables, keyRing)
     }
 
-    /// What derives the event keys of each subject's day that this transaction sealed events of, found once per
+    /// What gives the event keys of each subject's day that this transaction sealed events of, found once per
     /// transaction: a generation holds from its seq on, until an erasure starts a new one.
-    private var eventKeyBases: [ByteKey: HKDFExpander] = [:]
+    private var eventKeys: [ByteKey: EventKeys] = [:]
 
-    private func eventKeyBase(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> HKDFExpander {
+    private func eventKeys(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> EventKeys {
         let day = DataKeys.day(of: recordedAt)
         var bytes = Keys.subjectPrefix(subject)
         bytes.appendSeq(UInt64(bitPattern: day))
         let key = ByteKey(bytes)
-        if let known = eventKeyBases[key] { return known }
-        if eventKeyBases.count >= cacheLimit { eventKeyBases.removeAll() }
-        let base = try keyRing.eventKeyBaseForWriting(txn, tables, subject: subject, day: day, seq: recordingSeq)
-        eventKeyBases[key] = base
-        return base
+        if let known = eventKeys[key] { return known }
+        if eventKeys.count >= cacheLimit { eventKeys.removeAll() }
+        let keys = try keyRing.eventKeysForWriting(txn, tables, subject: subject, day: day, seq: recordingSeq)
+        eventKeys[key] = keys
+        return keys
     }
 
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8]) {
         guard let keyRing = tables.keyRing else {
             if event.erasedFields != nil {
-                throw EventRejection("an erased event can be imported only into a ledger whose personal fields are sealed (storage format 2)", eventType: event.type.rawValue)
+                throw EventRejection("an erased event can be imported only into a ledger whose personal fields are sealed (storage format 2 or later)", eventType: event.type.rawValue)
             }
             let record = EventRecord.encode(event, recordedAt: recordedAt)
             return (record, record)
@@ -138,7 +138,7 @@ final class LMDBStore: ProjectionStore {
         }
         let sealed = try SealedRecord.seal(
             event, seq: seq, recordedAt: recordedAt,
-            eventKey: try eventKeyBase(subject: event.subject, recordedAt: recordedAt, keyRing).eventKey(seq: seq),
+            eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
         recordedCommitment = (seq, sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         let handles = SealedRecord.handles(of: event)
@@ -164,7 +164,7 @@ final class LMDBStore: ProjectionStore {
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
         try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
         tokenHashers.removeValue(forKey: ByteKey(Array(subject.utf8)))
-        eventKeyBases.removeAll(keepingCapacity: true)
+        eventKeys.removeAll(keepingCapacity: true)
         recordingTokens.tokens.removeAll(keepingCapacity: true)
         // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
         cache.definitions.removeAll(keepingCapacity: true)
