@@ -1,5 +1,5 @@
 import Foundation
-import PermissionLedger
+@_spi(StorageEngine) import PermissionLedger
 import PermissionLedgerTesting
 import PermissionModel
 import Testing

@@ -74,9 +74,9 @@ public final class Ledger: Sendable {
         /// The most entries of each cache of a streamed append's transaction (see `LMDBStore.cacheLimit`): tests
         /// make it small, to empty the caches on the way without millions of events.
         package var streamCacheLimit = 16_384
-        /// The storage format a new ledger is made in: this build's (``Ledger/formatVersion``), or for tests of the
-        /// ledgers made before it, format 2. An existing ledger keeps its own.
-        package var newLedgerFormat = Ledger.formatVersion
+        /// The storage format a new ledger is made in: this build's (``Ledger/formatVersion``), or for tests and
+        /// benchmarks of the ledgers made before it, format 2. An existing ledger keeps its own.
+        @_spi(StorageEngine) public var newLedgerFormat = Ledger.formatVersion
         /// Opens LMDB's map writable (`MDB_WRITEMAP`, see ``/LMDB/Environment/Options/writableMap``): what
         /// ``Ledger/rebuildProjections(path:progress:)`` opens with, and nothing else.
         var writableMap = false

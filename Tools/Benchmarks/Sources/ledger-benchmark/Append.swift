@@ -12,6 +12,7 @@ func runAppendBenchmark(_ arguments: [String]) throws {
     var durable = true
     var replay = true
     var rulesOnly = false
+    var format = Ledger.formatVersion
     var arguments = arguments.makeIterator()
     while let argument = arguments.next() {
         switch argument {
@@ -22,8 +23,9 @@ func runAppendBenchmark(_ arguments: [String]) throws {
         case "--no-sync": durable = false
         case "--no-replay": replay = false
         case "--rules-only": rulesOnly = true
+        case "--format": format = UInt8(arguments.next() ?? "") ?? format
         default:
-            print("usage: ledger-benchmark append [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync] [--no-replay] [--rules-only]")
+            print("usage: ledger-benchmark append [--events N] [--batch N] [--dir PATH] [--keep] [--no-sync] [--no-replay] [--rules-only] [--format 2|3]")
             exit(2)
         }
     }
@@ -45,7 +47,10 @@ func runAppendBenchmark(_ arguments: [String]) throws {
 
     print(reuse ? "reusing the ledger in \(directory)" : "generating \(eventCount) events …")
     let events = reuse ? [] : generateEvents(eventCount)
-    let ledger = try Ledger(path: directory, options: .init(mapSize: 1 << 30, durable: durable))
+    var options = Ledger.Options(mapSize: 1 << 30, durable: durable)
+    // A new ledger in an earlier storage format, to compare the formats this build writes.
+    options.newLedgerFormat = format
+    let ledger = try Ledger(path: directory, options: options)
     var appended = 0
     let appendSeconds = try seconds { appended = try inBatches(events, of: batchSize) { try ledger.appendSynchronously($0).appended } }
     let appendRate = Double(appended) / appendSeconds

@@ -3,7 +3,8 @@
 //   ledger-benchmark [suite] [options]   the side-by-side suite: the ledger, raw LMDB and SQLite (GRDB) on the
 //                                        same seeded workload; prints a table and writes JSON (see Suite.swift)
 //   ledger-benchmark append [options]    the ledger alone: batched durable append and in-memory replay; with
-//                                        --rules-only, the rules alone in memory (a diagnosis)
+//                                        --rules-only, the rules alone in memory (a diagnosis); --format 2,
+//                                        a new ledger of storage format 2
 //   ledger-benchmark latency [options]   as-of query latency on a small and a large ledger
 //   ledger-benchmark group-commit [...]  concurrent durable single appends, with and without group commit
 //   ledger-benchmark pages LEDGER        which tables a durable commit rewrites, in leaf pages (a diagnosis)
