@@ -100,14 +100,14 @@ extension KeyRing {
     /// of `events`: its chained part, so its hash, stays as it is (docs/STORAGE.md, "Erasure"). Returns false when the
     /// event has no sealed fields.
     private func reseal(_ txn: WriteTransaction, _ tables: Tables, seq: UInt64, dayKey: SymmetricKey, ownKey: SymmetricKey) throws -> Bool {
-        guard let value = try txn.reader.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
+        guard let value = try txn.reader.get(tables.events, key: Keys.seq(seq)) else {
             throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
         }
-        let hash = Array(value.prefix(32))
-        var record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
+        let stored = try storedParts(value)
+        var record = try SealedRecord(stored: stored.record)
         guard !record.box.isEmpty else { return false }
         record.box = try SealedFields.reseal(record.box, key: dayKey, newKey: ownKey, additionalData: record.chained, secrets: secrets, seq: seq)
-        try txn.put(tables.events, key: Keys.seq(seq), value: hash + record.stored())
+        try txn.put(tables.events, key: Keys.seq(seq), value: stored.hash.bytes + record.stored())
         return true
     }
 

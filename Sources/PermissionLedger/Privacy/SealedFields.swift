@@ -43,16 +43,20 @@ package struct SealedFields: Hashable, Sendable {
         return Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
     }
 
+    /// What `box` holds, opened with `key`: the salt followed by the fields' canonical bytes.
+    private static func opened(_ box: [UInt8], key: SymmetricKey, additionalData: [UInt8]) throws(EventRecord.DecodingError) -> Data {
+        do {
+            return try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
+        } catch {
+            throw .init(reason: "the personal fields do not open with their key (damaged)")
+        }
+    }
+
     /// `box`, sealed under `key`, sealed again under `newKey` with a new nonce: the same salt and fields, bound to
     /// the same `additionalData`. What an erasure does to the events it keeps readable in a day whose key it
     /// destroys, in storage format 3.
     static func reseal(_ box: [UInt8], key: SymmetricKey, newKey: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
-        let plaintext: Data
-        do {
-            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
-        } catch {
-            throw EventRecord.DecodingError(reason: "the personal fields of seq \(seq) do not open with their key (damaged)")
-        }
+        let plaintext = try opened(box, key: key, additionalData: additionalData)
         let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq) sealed again"))
         return Array(try ChaChaPoly.seal(plaintext, using: newKey, nonce: nonce, authenticating: additionalData).combined)
     }
@@ -67,12 +71,7 @@ package struct SealedFields: Hashable, Sendable {
     /// - Throws: ``EventRecord/DecodingError`` when the box does not open (wrong key, or damaged) or what it
     ///   holds does not match the commitment.
     static func open(_ box: [UInt8], key: SymmetricKey, additionalData: [UInt8], commitment: [UInt8], checkingCommitment: Bool = true) throws(EventRecord.DecodingError) -> (salt: [UInt8], fields: PersonalFields) {
-        let plaintext: Data
-        do {
-            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
-        } catch {
-            throw .init(reason: "the personal fields do not open with their key (damaged)")
-        }
+        let plaintext = try opened(box, key: key, additionalData: additionalData)
         guard plaintext.count >= saltSize else { throw .init(reason: "the sealed personal fields are too short") }
         // Read in place: the salt and the fields are copied out only where they are wanted.
         let opened = plaintext.withUnsafeBytes { bytes in

@@ -3,7 +3,7 @@ internal import LMDB
 import PermissionModel
 
 /// A stored `events` value split into the chain hash in front and the event record after it.
-private func storedParts(_ value: UnsafeRawBufferPointer) throws -> (hash: ChainHash, record: UnsafeRawBufferPointer) {
+func storedParts(_ value: UnsafeRawBufferPointer) throws -> (hash: ChainHash, record: UnsafeRawBufferPointer) {
     guard value.count > 32 else { throw EventRecord.DecodingError(reason: "stored value of \(value.count) bytes is too short") }
     return (ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: value[0..<32]))), UnsafeRawBufferPointer(rebasing: value[32...]))
 }
