@@ -98,6 +98,39 @@ public final class OperationTrace: @unchecked Sendable {
         return sorted
     }
 
+    /// The same operations with every write to one of `databases` made an append: the value put under the
+    /// next key of `counter` (eight 0xFF bytes, then `counter` big-endian, so that it sorts after every key
+    /// the ledger makes), with `MDB_APPEND`; a delete from one of them is left out. What those tables would cost a
+    /// commit if each wrote at its end, as a log does (a diagnosis): a commit then changes their last pages
+    /// alone. The reads are kept as they were, and look for keys those tables no longer hold; a write that failed
+    /// when it was recorded (its key there already, with `MDB_NOOVERWRITE` or `MDB_APPEND`) is appended all the same.
+    public func appending(_ databases: Set<Database>, counter: inout UInt64) -> OperationTrace {
+        let appended = Set(databases.map(\.handle))
+        var result: [Operation] = []
+        result.reserveCapacity(operations.count)
+        func append(_ dbi: MDB_dbi, _ value: [UInt8]) {
+            counter += 1
+            let key = [UInt8](repeating: 0xFF, count: 8) + withUnsafeBytes(of: counter.bigEndian) { Array($0) }
+            result.append(.put(dbi: dbi, key: key, value: value, flags: UInt32(MDB_APPEND)))
+        }
+        for operation in operations {
+            switch operation {
+            case .cursorPut(let cursor, _, let value, _) where appended.contains(cursorDatabases[cursor]):
+                append(cursorDatabases[cursor], value)
+            case .put(let dbi, _, let value, _) where appended.contains(dbi):
+                append(dbi, value)
+            case .delete(let dbi, _) where appended.contains(dbi):
+                continue
+            default:
+                result.append(operation)
+            }
+        }
+        let trace = OperationTrace()
+        trace.operations = result
+        trace.cursorDatabases = cursorDatabases
+        return trace
+    }
+
     /// Records what `operation` makes, when a trace records on this thread.
     @inline(__always)
     static func note(_ operation: @autoclosure () -> Operation) {

@@ -103,6 +103,22 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
         }
     }
 
+    @Test func writesMadeAppendsLandAtTheEndOfTheirDatabaseInTheirOrder() throws {
+        try withTwoEnvironments { a, b, aFirst, aSecond, bFirst, bSecond in
+            let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
+            var counter: UInt64 = 41
+            let appended = trace.appending([aFirst], counter: &counter)
+            // The delete of 9 is left out; the put that failed is appended all the same.
+            #expect(appended.count == trace.count - 1)
+            #expect(counter == 41 + 6)
+            _ = try b.perform(appended, asWrite: true, databases: [aFirst: bFirst, aSecond: bSecond])
+            let values = ["value 5", "value 1", "value 9", "value 3", "value 5 again", "never"].map(bytes)
+            let keys = (42...47).map { [UInt8](repeating: 0xFF, count: 8) + withUnsafeBytes(of: UInt64($0).bigEndian) { Array($0) } }
+            #expect(try entries(b, bFirst) == Dictionary(uniqueKeysWithValues: zip(keys, values)))
+            #expect(try entries(b, bSecond) == entries(a, aSecond))
+        }
+    }
+
     @Test func readsPerformedAgainReadTheSameValues() throws {
         try withEnvironment { env, db in
             try env.write { txn in

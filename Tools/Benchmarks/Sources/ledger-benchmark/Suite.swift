@@ -211,10 +211,18 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     try FileManager.default.createDirectory(atPath: directory + "/floor-sorted", withIntermediateDirectories: true)
     let sortedFloor = try Environment(path: directory + "/floor-sorted", options: .init(mapSize: 1 << 30, maxDatabases: 64))
     var sortedFloorDatabases: [Database: Database] = [:]
+    // Diagnoses: the floor with one group of indexes written at their ends, as a log is, each in an environment
+    // of its own (`OperationTrace.appending`): what those indexes cost each commit.
+    var appendedFloors: [(environment: Environment, databases: [Database: Database])] = try AppendedIndexes.allCases.map { group in
+        try FileManager.default.createDirectory(atPath: directory + "/floor-\(group)", withIntermediateDirectories: true)
+        return (try Environment(path: directory + "/floor-\(group)", options: .init(mapSize: 1 << 30, maxDatabases: 64)), [:])
+    }
+    var appendedKeys: UInt64 = 0
     var floorOperations = 0
     var floorWrites: [Database: (operations: Int, bytes: Int)] = [:]
-    var times = [0.0, 0.0, 0.0, 0.0, 0.0]
-    var written: [Int]? = bytesWrittenByProcess().map { _ in [0, 0, 0, 0, 0] }
+    let engines = 5 + AppendedIndexes.allCases.count
+    var times = [Double](repeating: 0, count: engines)
+    var written: [Int]? = bytesWrittenByProcess().map { _ in [Int](repeating: 0, count: engines) }
     try forEachAppendBatch(options) { batch, round in
         // Encoding for raw LMDB is not part of its floor: the ledger's stored bytes, made before the clock starts.
         let encoded = raw.encode(batch)
@@ -229,7 +237,13 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
             for (name, database) in recorded {
                 floorDatabases[database] = try floor.openDatabase(name, create: true)
                 sortedFloorDatabases[database] = try sortedFloor.openDatabase(name, create: true)
+                for index in appendedFloors.indices {
+                    appendedFloors[index].databases[database] = try appendedFloors[index].environment.openDatabase(name, create: true)
+                }
             }
+        }
+        let appendedTraces = AppendedIndexes.allCases.map { group in
+            trace.appending(Set(group.tables.compactMap { recorded[$0.rawValue] }), counter: &appendedKeys)
         }
         let steps: [() throws -> Void] = [
             { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
@@ -237,7 +251,9 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
             { let appended = try sqlite.append(batch); precondition(appended == batch.count) },
             { _ = try floor.perform(trace, asWrite: true, databases: floorDatabases) },
             { _ = try sortedFloor.perform(trace.inKeyOrder(), asWrite: true, databases: sortedFloorDatabases) },
-        ]
+        ] + appendedFloors.indices.map { index in
+            { _ = try appendedFloors[index].environment.perform(appendedTraces[index], asWrite: true, databases: appendedFloors[index].databases) }
+        }
         for engine in turns(steps.count, round: round) {
             let writtenBefore = bytesWrittenByProcess()
             times[engine] += try seconds(steps[engine])
@@ -276,6 +292,14 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
         Figure(workload: "  the floor with each batch's writes in key order (diagnosis)", unit: "events/s", ledger: rates[0], floor: rates[4],
                target: "(floor)", met: nil,
                note: "the same operations, each database's writes of a batch sorted by key after the batch's reads: what writing the indexes in key order would leave"),
+    ] + AppendedIndexes.allCases.enumerated().map { index, group in
+        let engine = 5 + index
+        let bytes = written.map { String(format: "; %.0f bytes written an event (the floor's: %.0f)", Double($0[engine]) / n, Double($0[3]) / n) } ?? ""
+        return Figure(workload: "  the floor with \(group.description) written at their ends (diagnosis)", unit: "events/s", ledger: rates[0],
+                      floor: rates[engine], target: "(floor)", met: nil,
+                      note: "the same operations, each write to " + group.tables.map(\.rawValue).joined(separator: ", ")
+                          + " made an append at the end of its table (its reads kept): what those indexes cost each commit" + bytes)
+    } + [
         Figure(workload: "  the same, against SQLite", unit: "events/s", ledger: rates[0], sqlite: rates[2],
                ratio: rates[0] / rates[2], ratioName: "ledger / SQLite", target: "≥ 5", met: rates[0] / rates[2] >= 5),
         Figure(workload: "  the same ledger, its commits not flushed (diagnosis: the flush free)", unit: "events/s",
@@ -291,6 +315,32 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
     ] + (writes.map { [$0] } ?? []))
+}
+
+/// Groups of indexes whose writes a diagnosis of the append's floor makes appends (`OperationTrace.appending`).
+enum AppendedIndexes: CaseIterable, CustomStringConvertible {
+    /// The indexes keyed by an id, a token or a time, which each batch writes all over.
+    case lookups
+    /// The indexes keyed by subject first, where each batch writes on a page or more of every subject it meets.
+    case perSubject
+    /// Every table but the log and the Merkle tree, which are appended already.
+    case all
+
+    var tables: [StorageTable] {
+        switch self {
+        case .lookups: [.eventIDs, .questions, .expiries, .questionsByAsked, .handleSubjects]
+        case .perSubject: [.subjectEvents, .handles, .handleSets, .handleValues, .permissions, .keys, .subjects]
+        case .all: Self.lookups.tables + Self.perSubject.tables + [.byRecordedAt, .treeTop]
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .lookups: "the lookups by id, token and time"
+        case .perSubject: "the indexes by subject"
+        case .all: "every index"
+        }
+    }
 }
 
 /// The append workload's batches, generated from its seed in order, each with its round (its index): the same
