@@ -205,22 +205,21 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     // same databases. Its keys and tokens are its own random ones: the same operations on keys of the same
     // shapes, at other places in the B-trees.
     let traced = try Ledger(path: directory + "/traced", options: .init(mapSize: 1 << 30, durable: false))
-    try FileManager.default.createDirectory(atPath: directory + "/floor", withIntermediateDirectories: true)
-    let floor = try Environment(path: directory + "/floor", options: .init(mapSize: 1 << 30, maxDatabases: 64))
-    var floorDatabases: [Database: Database] = [:]
-    try FileManager.default.createDirectory(atPath: directory + "/floor-sorted", withIntermediateDirectories: true)
-    let sortedFloor = try Environment(path: directory + "/floor-sorted", options: .init(mapSize: 1 << 30, maxDatabases: 64))
-    var sortedFloorDatabases: [Database: Database] = [:]
-    // Diagnoses: the floor with one group of indexes written at their ends, as a log is, each in an environment
-    // of its own (`OperationTrace.appending`): what those indexes cost each commit.
-    var appendedFloors: [(environment: Environment, databases: [Database: Database])] = try AppendedIndexes.allCases.map { group in
-        try FileManager.default.createDirectory(atPath: directory + "/floor-\(group)", withIntermediateDirectories: true)
-        return (try Environment(path: directory + "/floor-\(group)", options: .init(mapSize: 1 << 30, maxDatabases: 64)), [:])
-    }
+    // The floor, then its diagnoses: the same operations with each database's writes of a batch in key order,
+    // and with one group of indexes written at their ends, as a log is (`OperationTrace.appending`).
     var appendedKeys: UInt64 = 0
+    let transforms: [(name: String, trace: (OperationTrace, [String: Database]) -> OperationTrace)] = [
+        ("floor", { trace, _ in trace }),
+        ("floor-sorted", { trace, _ in trace.inKeyOrder() }),
+    ] + AppendedIndexes.allCases.map { group in
+        ("floor-\(group)", { trace, recorded in
+            trace.appending(Set(group.tables.compactMap { recorded[$0.rawValue] }), counter: &appendedKeys)
+        })
+    }
+    var floors = try transforms.map { try FloorReplica(path: directory + "/" + $0.name) }
     var floorOperations = 0
     var floorWrites: [Database: (operations: Int, bytes: Int)] = [:]
-    let engines = 5 + AppendedIndexes.allCases.count
+    let engines = 3 + floors.count
     var times = [Double](repeating: 0, count: engines)
     var written: [Int]? = bytesWrittenByProcess().map { _ in [Int](repeating: 0, count: engines) }
     try forEachAppendBatch(options) { batch, round in
@@ -233,27 +232,13 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
             let before = floorWrites[database] ?? (0, 0)
             floorWrites[database] = (before.operations + written.operations, before.bytes + written.bytes)
         }
-        if floorDatabases.count != recorded.count {
-            for (name, database) in recorded {
-                floorDatabases[database] = try floor.openDatabase(name, create: true)
-                sortedFloorDatabases[database] = try sortedFloor.openDatabase(name, create: true)
-                for index in appendedFloors.indices {
-                    appendedFloors[index].databases[database] = try appendedFloors[index].environment.openDatabase(name, create: true)
-                }
-            }
-        }
-        let appendedTraces = AppendedIndexes.allCases.map { group in
-            trace.appending(Set(group.tables.compactMap { recorded[$0.rawValue] }), counter: &appendedKeys)
-        }
+        for index in floors.indices { try floors[index].open(recorded) }
+        let traces = transforms.map { $0.trace(trace, recorded) }
         let steps: [() throws -> Void] = [
             { let summary = try ledger.appendSynchronously(batch); precondition(summary.appended == batch.count) },
             { try raw.append(encoded) },
             { let appended = try sqlite.append(batch); precondition(appended == batch.count) },
-            { _ = try floor.perform(trace, asWrite: true, databases: floorDatabases) },
-            { _ = try sortedFloor.perform(trace.inKeyOrder(), asWrite: true, databases: sortedFloorDatabases) },
-        ] + appendedFloors.indices.map { index in
-            { _ = try appendedFloors[index].environment.perform(appendedTraces[index], asWrite: true, databases: appendedFloors[index].databases) }
-        }
+        ] + zip(floors, traces).map { floor, trace in { try floor.perform(trace) } }
         for engine in turns(steps.count, round: round) {
             let writtenBefore = bytesWrittenByProcess()
             times[engine] += try seconds(steps[engine])
@@ -315,6 +300,30 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                ratioName: "ledger / SQLite", target: "(none)", met: nil,
                note: "file sizes: LMDB data.mdb; SQLite database + WAL after a checkpoint"),
     ] + (writes.map { [$0] } ?? []))
+}
+
+/// An environment of its own in which the append's recorded LMDB operations are performed again, durably, one
+/// transaction a batch, with the same databases as the ledger that recorded them.
+struct FloorReplica {
+    let environment: Environment
+    /// Each database of the recording ledger's environment, by its handle there, to this one's.
+    private(set) var databases: [Database: Database] = [:]
+
+    init(path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        environment = try Environment(path: path, options: .init(mapSize: 1 << 30, maxDatabases: 64))
+    }
+
+    /// Opens here the databases of `recorded` (the recording environment's, by name) not opened yet.
+    mutating func open(_ recorded: [String: Database]) throws {
+        for (name, database) in recorded where databases[database] == nil {
+            databases[database] = try environment.openDatabase(name, create: true)
+        }
+    }
+
+    func perform(_ trace: OperationTrace) throws {
+        _ = try environment.perform(trace, asWrite: true, databases: databases)
+    }
 }
 
 /// Groups of indexes whose writes a diagnosis of the append's floor makes appends (`OperationTrace.appending`).
