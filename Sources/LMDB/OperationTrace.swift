@@ -105,21 +105,28 @@ public final class OperationTrace: @unchecked Sendable {
     /// alone. The reads are kept as they were, and look for keys those tables no longer hold; a write that failed
     /// when it was recorded (its key there already, with `MDB_NOOVERWRITE` or `MDB_APPEND`) is appended all the same.
     public func appending(_ databases: Set<Database>, counter: inout UInt64) -> OperationTrace {
-        let appended = Set(databases.map(\.handle))
+        rewriting(databases, flags: UInt32(MDB_APPEND)) { _ in
+            counter += 1
+            return [UInt8](repeating: 0xFF, count: 8) + withUnsafeBytes(of: counter.bigEndian) { Array($0) }
+        }
+    }
+
+    /// The same operations with every write to one of `databases` made a put into `target` (each into its own
+    /// database when `nil`) under the key that `key` gives for the key it was recorded with, with `flags`; a
+    /// delete from one of them is left out, and the reads are kept as they were (a diagnosis: what a layout of
+    /// those tables whose writes go elsewhere would cost a commit). `key` is called once for each write, in order.
+    public func rewriting(_ databases: Set<Database>, into target: Database? = nil, flags: UInt32 = 0,
+                          key: (_ recorded: [UInt8]) -> [UInt8]) -> OperationTrace {
+        let rewritten = Set(databases.map(\.handle))
         var result: [Operation] = []
         result.reserveCapacity(operations.count)
-        func append(_ dbi: MDB_dbi, _ value: [UInt8]) {
-            counter += 1
-            let key = [UInt8](repeating: 0xFF, count: 8) + withUnsafeBytes(of: counter.bigEndian) { Array($0) }
-            result.append(.put(dbi: dbi, key: key, value: value, flags: UInt32(MDB_APPEND)))
-        }
         for operation in operations {
             switch operation {
-            case .cursorPut(let cursor, _, let value, _) where appended.contains(cursorDatabases[cursor]):
-                append(cursorDatabases[cursor], value)
-            case .put(let dbi, _, let value, _) where appended.contains(dbi):
-                append(dbi, value)
-            case .delete(let dbi, _) where appended.contains(dbi):
+            case .cursorPut(let cursor, let recorded, let value, _) where rewritten.contains(cursorDatabases[cursor]):
+                result.append(.put(dbi: target?.handle ?? cursorDatabases[cursor], key: key(recorded), value: value, flags: flags))
+            case .put(let dbi, let recorded, let value, _) where rewritten.contains(dbi):
+                result.append(.put(dbi: target?.handle ?? dbi, key: key(recorded), value: value, flags: flags))
+            case .delete(let dbi, _) where rewritten.contains(dbi):
                 continue
             default:
                 result.append(operation)

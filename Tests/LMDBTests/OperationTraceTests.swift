@@ -119,6 +119,24 @@ private func fold(_ bytes: [UInt8]) -> UInt64 {
         }
     }
 
+    @Test func writesRewrittenGoToTheDatabaseAndKeysTheyAreGiven() throws {
+        try withTwoEnvironments { a, b, aFirst, aSecond, bFirst, bSecond in
+            let (_, trace) = try OperationTrace.recording { try writeEverything(a, aFirst, aSecond) }
+            var keys: [[UInt8]] = []
+            // The appends to the second database, made puts into the first under keys of their own.
+            let rewritten = trace.rewriting([aSecond], into: aFirst) { key in
+                keys.append(key)
+                return [0xEE] + key
+            }
+            #expect(keys == (0..<20).map(key))
+            #expect(rewritten.count == trace.count)
+            _ = try b.perform(rewritten, asWrite: true, databases: [aFirst: bFirst, aSecond: bSecond])
+            let moved = (0..<20).map { ([0xEE] + key($0), bytes("appended \($0)")) }
+            #expect(try entries(b, bFirst) == entries(a, aFirst).merging(moved) { _, new in new })
+            #expect(try entries(b, bSecond).isEmpty)
+        }
+    }
+
     @Test func readsPerformedAgainReadTheSameValues() throws {
         try withEnvironment { env, db in
             try env.write { txn in

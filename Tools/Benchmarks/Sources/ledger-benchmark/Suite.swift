@@ -205,17 +205,12 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
     // same databases. Its keys and tokens are its own random ones: the same operations on keys of the same
     // shapes, at other places in the B-trees.
     let traced = try Ledger(path: directory + "/traced", options: .init(mapSize: 1 << 30, durable: false))
-    // The floor, then its diagnoses: the same operations with each database's writes of a batch in key order,
-    // and with one group of indexes written at their ends, as a log is (`OperationTrace.appending`).
-    var appendedKeys: UInt64 = 0
-    let transforms: [(name: String, trace: (OperationTrace, [String: Database]) -> OperationTrace)] = [
-        ("floor", { trace, _ in trace }),
-        ("floor-sorted", { trace, _ in trace.inKeyOrder() }),
-    ] + AppendedIndexes.allCases.map { group in
-        ("floor-\(group)", { trace, recorded in
-            trace.appending(Set(group.tables.compactMap { recorded[$0.rawValue] }), counter: &appendedKeys)
-        })
-    }
+    // The floor, then its diagnoses (`FloorDiagnosis`): the same operations, each batch's transformed.
+    var rewrittenKeys: UInt64 = 0
+    let transforms: [(name: String, trace: (OperationTrace, [String: Database]) -> OperationTrace)] =
+        [("floor", { trace, _ in trace })] + FloorDiagnosis.allCases.map { diagnosis in
+            ("floor-\(diagnosis)", { trace, recorded in diagnosis.transform(trace, recorded, counter: &rewrittenKeys) })
+        }
     var floors = try transforms.map { try FloorReplica(path: directory + "/" + $0.name) }
     var floorOperations = 0
     var floorWrites: [Database: (operations: Int, bytes: Int)] = [:]
@@ -274,16 +269,11 @@ func measureAppend(_ options: SuiteOptions) throws -> AppendRun {
                ledger: rates[0], floor: rates[3], raw: rates[1], sqlite: rates[2], ratio: rates[0] / rates[1], ratioName: "ledger / raw LMDB",
                target: "≥ 0.25", met: rates[0] / rates[1] >= 0.25,
                note: String(format: "floor: the ledger's LMDB operations (%.1f an event), recorded and performed again alone, one durable transaction a batch; its writes per event, by table: ", Double(floorOperations) / n) + perTable.joined(separator: ", ")),
-        Figure(workload: "  the floor with each batch's writes in key order (diagnosis)", unit: "events/s", ledger: rates[0], floor: rates[4],
-               target: "(floor)", met: nil,
-               note: "the same operations, each database's writes of a batch sorted by key after the batch's reads: what writing the indexes in key order would leave"),
-    ] + AppendedIndexes.allCases.enumerated().map { index, group in
-        let engine = 5 + index
+    ] + FloorDiagnosis.allCases.enumerated().map { index, diagnosis in
+        let engine = 4 + index
         let bytes = written.map { String(format: "; %.0f bytes written an event (the floor's: %.0f)", Double($0[engine]) / n, Double($0[3]) / n) } ?? ""
-        return Figure(workload: "  the floor with \(group.description) written at their ends (diagnosis)", unit: "events/s", ledger: rates[0],
-                      floor: rates[engine], target: "(floor)", met: nil,
-                      note: "the same operations, each write to " + group.tables.map(\.rawValue).joined(separator: ", ")
-                          + " made an append at the end of its table (its reads kept): what those indexes cost each commit" + bytes)
+        return Figure(workload: "  the floor with \(diagnosis.label) (diagnosis)", unit: "events/s", ledger: rates[0],
+                      floor: rates[engine], target: "(floor)", met: nil, note: diagnosis.note + bytes)
     } + [
         Figure(workload: "  the same, against SQLite", unit: "events/s", ledger: rates[0], sqlite: rates[2],
                ratio: rates[0] / rates[2], ratioName: "ledger / SQLite", target: "≥ 5", met: rates[0] / rates[2] >= 5),
@@ -326,28 +316,84 @@ struct FloorReplica {
     }
 }
 
-/// Groups of indexes whose writes a diagnosis of the append's floor makes appends (`OperationTrace.appending`).
-enum AppendedIndexes: CaseIterable, CustomStringConvertible {
-    /// The indexes keyed by an id, a token or a time, which each batch writes all over.
-    case lookups
-    /// The indexes keyed by subject first, where each batch writes on a page or more of every subject it meets.
-    case perSubject
-    /// Every table but the log and the Merkle tree, which are appended already.
-    case all
+/// The diagnoses of the append's floor: its operations performed again with some of their writes elsewhere, in
+/// an environment of their own, to show what those writes cost a commit.
+enum FloorDiagnosis: CaseIterable, CustomStringConvertible {
+    /// Each database's writes of a batch in key order, after the batch's reads.
+    case sorted
+    /// The lookups by id, token and time written at the end of their tables.
+    case lookupsAppended
+    /// The indexes keyed by subject written at the end of their tables.
+    case perSubjectAppended
+    /// Every index written at the end of its table.
+    case allAppended
+    /// The indexes keyed by subject written into one table, each after the subject's latest entry.
+    case subjectHistory
 
-    var tables: [StorageTable] {
-        switch self {
-        case .lookups: [.eventIDs, .questions, .expiries, .questionsByAsked, .handleSubjects]
-        case .perSubject: [.subjectEvents, .handles, .handleSets, .handleValues, .permissions, .keys, .subjects]
-        case .all: Self.lookups.tables + Self.perSubject.tables + [.byRecordedAt, .treeTop]
-        }
-    }
+    /// The indexes keyed by an id, a token or a time, which each batch writes all over.
+    static let lookups: [StorageTable] = [.eventIDs, .questions, .expiries, .questionsByAsked, .handleSubjects]
+    /// The indexes keyed by subject first, where each batch writes on a page or more of every subject it meets.
+    static let perSubject: [StorageTable] = [.subjectEvents, .handles, .handleSets, .handleValues, .permissions, .keys, .subjects]
+    /// Every table but the log and the Merkle tree, which are appended already.
+    static let indexes = lookups + perSubject + [.byRecordedAt, .treeTop]
 
     var description: String {
         switch self {
-        case .lookups: "the lookups by id, token and time"
-        case .perSubject: "the indexes by subject"
-        case .all: "every index"
+        case .sorted: "sorted"
+        case .lookupsAppended: "lookups"
+        case .perSubjectAppended: "per-subject"
+        case .allAppended: "all"
+        case .subjectHistory: "subject-history"
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .sorted: "each batch's writes in key order"
+        case .lookupsAppended: "the lookups by id, token and time written at their ends"
+        case .perSubjectAppended: "the indexes by subject written at their ends"
+        case .allAppended: "every index written at its end"
+        case .subjectHistory: "the indexes by subject in one history per subject"
+        }
+    }
+
+    var note: String {
+        func names(_ tables: [StorageTable]) -> String { tables.map(\.rawValue).joined(separator: ", ") }
+        switch self {
+        case .sorted:
+            return "the same operations, each database's writes of a batch sorted by key after the batch's reads: what writing the indexes in key order would leave"
+        case .lookupsAppended, .perSubjectAppended, .allAppended:
+            return "the same operations, each write to \(names(tables)) made an append at the end of its table (its reads kept): what those indexes cost each commit"
+        case .subjectHistory:
+            return "the same operations, each write to \(names(tables)) put into one table under the subject and a number that grows (its reads kept): each subject's writes of a batch on the last page of its history"
+        }
+    }
+
+    var tables: [StorageTable] {
+        switch self {
+        case .sorted: []
+        case .lookupsAppended: Self.lookups
+        case .perSubjectAppended, .subjectHistory: Self.perSubject
+        case .allAppended: Self.indexes
+        }
+    }
+
+    /// `trace` with this diagnosis's writes rewritten; `recorded` names the recording environment's databases,
+    /// and `counter` numbers the keys the rewritten writes go to.
+    func transform(_ trace: OperationTrace, _ recorded: [String: Database], counter: inout UInt64) -> OperationTrace {
+        let databases = Set(tables.compactMap { recorded[$0.rawValue] })
+        switch self {
+        case .sorted:
+            return trace.inKeyOrder()
+        case .lookupsAppended, .perSubjectAppended, .allAppended:
+            return trace.appending(databases, counter: &counter)
+        case .subjectHistory:
+            // The subject's part of the key (up to its NUL, or the whole key of `subjects`), then a number that grows.
+            return trace.rewriting(databases, into: recorded[StorageTable.subjectEvents.rawValue]) { key in
+                counter += 1
+                let subject = key.firstIndex(of: 0).map { key[...$0] } ?? key[...]
+                return Array(subject) + withUnsafeBytes(of: counter.bigEndian) { Array($0) }
+            }
         }
     }
 }
