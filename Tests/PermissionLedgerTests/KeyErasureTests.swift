@@ -133,6 +133,27 @@ struct KeyErasureTests {
         return (Array(value.prefix(32)), try value.dropFirst(32).withUnsafeBytes { try SealedRecord(stored: $0) })
     }
 
+    /// An erasure that must seal a damaged event's fields again (format 3) fails, names the event, and records
+    /// nothing.
+    @Test func anErasureThatMeetsADamagedSealedBoxNamesItsEvent() async throws {
+        try await withLedger(seed: "damaged box") { ledger in
+            try await ledger.append(json:
+                JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
+                JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00"))
+            var (hash, record) = try Self.storedRecord(ledger, seq: 2)
+            record.box[record.box.count - 1] ^= 0x01
+            let events = ledger.tables.events
+            try ledger.environment.write { txn in try txn.put(events, key: Keys.seq(2), value: hash + record.stored()) }
+            do {
+                try await ledger.append([try Self.erasure("cut", subject: "kid-ava", at: "2026-11-20T16:00:00Z", before: "2026-11-20T12:00:00Z")])
+                Issue.record("the erasure was recorded over a damaged sealed box")
+            } catch {
+                #expect("\(error)".contains("seq 2"), "\(error)")
+            }
+            #expect(try ledger.head().seq == 2)
+        }
+    }
+
     /// Format 2 keeps the later events' own keys (derived from the day key) and their records as they are;
     /// format 3, whose day key sealed them itself, seals them again under new keys: their chained bytes, so their
     /// hashes, stay, and the day key is gone from every file.

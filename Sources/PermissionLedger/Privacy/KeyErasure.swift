@@ -103,11 +103,18 @@ extension KeyRing {
         guard let value = try txn.reader.get(tables.events, key: Keys.seq(seq)) else {
             throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
         }
-        let stored = try storedParts(value)
-        var record = try SealedRecord(stored: stored.record)
-        guard !record.box.isEmpty else { return false }
-        record.box = try SealedFields.reseal(record.box, key: dayKey, newKey: ownKey, additionalData: record.chained, secrets: secrets, seq: seq)
-        try txn.put(tables.events, key: Keys.seq(seq), value: stored.hash.bytes + record.stored())
+        let hash: ChainHash
+        var record: SealedRecord
+        do {
+            let stored = try storedParts(value)
+            (hash, record) = (stored.hash, try SealedRecord(stored: stored.record))
+            guard !record.box.isEmpty else { return false }
+            record.box = try SealedFields.reseal(record.box, key: dayKey, newKey: ownKey, additionalData: record.chained, secrets: secrets, seq: seq)
+        } catch let error as EventRecord.DecodingError {
+            // Which event is damaged: what splits and opens a record does not know its seq.
+            throw EventRecord.DecodingError(reason: "seq \(seq): \(error.reason)")
+        }
+        try txn.put(tables.events, key: Keys.seq(seq), value: hash.bytes + record.stored())
         return true
     }
 
