@@ -62,14 +62,14 @@ package func shownList(_ values: [String]) -> String {
 
 /// Checks the byte length and absence of C0 and C1 control characters that ids and subjects have always met.
 /// Events replayed from the log are held to this; events appended from now on meet `validateIdentifier`, which also refuses format and separator characters.
-package func validateText(_ value: String, field: String, maxBytes: Int) throws(PermissionModelError) {
+package func validateText(_ value: String, field: @autoclosure () -> String, maxBytes: Int) throws(PermissionModelError) {
     let count = value.utf8.count
-    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
+    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field()) }
     guard count <= maxBytes else {
-        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field)
+        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field())
     }
     if value.utf8.containsControlCharacter {
-        throw PermissionModelError("contains a control character", field: field)
+        throw PermissionModelError("contains a control character", field: field())
     }
 }
 
@@ -78,16 +78,16 @@ package func validateText(_ value: String, field: String, maxBytes: Int) throws(
 /// general categories Cc, Cf, Zl and Zp, so that two identifiers that look alike on a screen are alike in bytes.
 ///
 /// The message names the offending character by its code point, never the value: some identifiers are personal.
-package func validateIdentifier(_ value: String, field: String, maxBytes: Int = .max) throws(PermissionModelError) {
+package func validateIdentifier(_ value: String, field: @autoclosure () -> String, maxBytes: Int = .max) throws(PermissionModelError) {
     let count = value.utf8.count
-    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field) }
+    guard count >= 1 else { throw PermissionModelError("must not be empty", field: field()) }
     guard count <= maxBytes else {
-        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field)
+        throw PermissionModelError("is \(count) bytes long; at most \(maxBytes) are allowed", field: field())
     }
     if let scalar = firstCharacterForbiddenInIdentifiers(value) {
         throw PermissionModelError(
             "holds \(scalar.codePoint) (\(scalar.categoryPhrase)); identifiers may not hold control, format or separator characters",
-            field: field)
+            field: field())
     }
 }
 
@@ -95,11 +95,11 @@ package func validateIdentifier(_ value: String, field: String, maxBytes: Int = 
 /// message): any character but C0 controls other than tab and line feed, DEL and C1 controls.
 ///
 /// The message names the offending character by its code point, never the text: free text is personal.
-package func validateFreeText(_ value: String, field: String) throws(PermissionModelError) {
+package func validateFreeText(_ value: String, field: @autoclosure () -> String) throws(PermissionModelError) {
     if let scalar = firstCharacterForbiddenInFreeText(value) {
         throw PermissionModelError(
             "holds \(scalar.codePoint) (\(scalar.categoryPhrase)); text may not hold control characters other than tab and line feed",
-            field: field)
+            field: field())
     }
 }
 

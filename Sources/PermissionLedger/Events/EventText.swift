@@ -19,9 +19,9 @@ extension PermissionEvent {
             switch question.topic {
             case .communication(let topic):
                 for (index, person) in topic.personInformation.enumerated() {
-                    let path = "question.topic.communication.people[\(index)]"
-                    try Self.checkHandle(person.handle, path: path + ".handle")
-                    if let name = person.nameComponents { try Self.checkName(name, path: path + ".name") }
+                    // Each path is spelled only for the message of a field that fails.
+                    try Self.checkHandle(person.handle, path: "question.topic.communication.people[\(index)].handle")
+                    if let name = person.nameComponents { try Self.checkName(name, path: "question.topic.communication.people[\(index)].name") }
                 }
             case .significantAppUpdate(let update):
                 try validateFreeText(update.description, field: "question.topic.significantAppUpdate.description")
@@ -46,17 +46,19 @@ extension PermissionEvent {
 
     /// A handle's value is an identifier whatever its kind: a valid phone number or email address holds no
     /// control, format or separator character either.
-    private static func checkHandle(_ handle: CommunicationHandle, path: String) throws(PermissionModelError) {
-        try validateIdentifier(handle.value, field: path + ".value", maxBytes: handle.kind == .custom ? 256 : .max)
+    private static func checkHandle(_ handle: CommunicationHandle, path: @autoclosure () -> String) throws(PermissionModelError) {
+        try validateIdentifier(handle.value, field: path() + ".value", maxBytes: handle.kind == .custom ? 256 : .max)
     }
 
-    private static func checkName(_ name: PersonNameComponents, path: String) throws(PermissionModelError) {
-        let components: [(String, String?)] = [
-            ("namePrefix", name.namePrefix), ("givenName", name.givenName), ("middleName", name.middleName),
-            ("familyName", name.familyName), ("nameSuffix", name.nameSuffix), ("nickname", name.nickname),
-        ]
-        for (field, value) in components {
-            if let value { try validateFreeText(value, field: path + "." + field) }
+    private static func checkName(_ name: PersonNameComponents, path: @autoclosure () -> String) throws(PermissionModelError) {
+        func check(_ value: String?, _ field: String) throws(PermissionModelError) {
+            if let value { try validateFreeText(value, field: path() + "." + field) }
         }
+        try check(name.namePrefix, "namePrefix")
+        try check(name.givenName, "givenName")
+        try check(name.middleName, "middleName")
+        try check(name.familyName, "familyName")
+        try check(name.nameSuffix, "nameSuffix")
+        try check(name.nickname, "nickname")
     }
 }
