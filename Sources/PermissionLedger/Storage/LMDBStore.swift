@@ -395,11 +395,11 @@ final class LMDBStore: ProjectionStore {
     /// The right edge of the Merkle tree, for the leaves this transaction adds.
     private var treeAppender = TreeAppender()
     /// The leaves of the events stored and not yet in the tree, hashed on a second thread.
-    private lazy var leafHashing = LeafHashing()
+    private lazy var finishing = EventFinishing()
     /// The seq of each subject's latest event this transaction stored: the next one's leaf names it.
     private var latestSeqOfSubject: [ByteKey: UInt64] = [:]
 
-    /// Hands the event's leaf, with the seq of its subject's event before it, to ``leafHashing``: ``writeLeaves()``
+    /// Hands the event's leaf, with the seq of its subject's event before it, to ``finishing``: ``writeLeaves()``
     /// adds it to the Merkle tree (``StoredTree``).
     private func addLeaf(_ event: PermissionEvent, seq: UInt64, record: [UInt8], newSubject: Bool) throws {
         let subject = ByteKey(Keys.subjectPrefix(event.subject))
@@ -413,7 +413,7 @@ final class LMDBStore: ProjectionStore {
         latestSeqOfSubject[subject] = seq
         if let recorded = recordedCommitment, recorded.seq == seq {
             // The event as recorded, its personal members left out as they are in the record's envelope.
-            leafHashing.add(seq: seq) { [event, previous] in
+            finishing.add(seq: seq) { [event, previous] in
                 let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
                 assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
                        "the leaf of seq \(seq) made from the event differs from the one its record gives")
@@ -421,20 +421,20 @@ final class LMDBStore: ProjectionStore {
             }
         } else {
             // A rebuild: the record is what was stored.
-            leafHashing.add(seq: seq) { [previous] in try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) }
+            finishing.add(seq: seq) { [previous] in try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) }
         }
         // Hashes wait in memory until written: a transaction of millions of events writes them as it goes.
-        if leafHashing.count >= Self.leavesHeldBack { try writeLeaves() }
+        if finishing.count >= Self.leavesHeldBack { try writeLeaves() }
     }
 
-    /// The leaves ``leafHashing`` holds at most before they are written.
+    /// The leaves ``finishing`` holds at most before they are written.
     static let leavesHeldBack = 16_384
 
     /// Adds the leaves hashed so far to the Merkle tree, in seq order, and writes their entries (``StoredTree``).
     /// Called before the transaction commits (``finishWriting()``, ``flushHeldRows()``), and as leaves pile up.
     private func writeLeaves() throws {
-        guard let tree = tables.tree, leafHashing.count > 0 else { return }
-        for (seq, leaf) in try leafHashing.take() {
+        guard let tree = tables.tree, finishing.count > 0 else { return }
+        for (seq, leaf) in try finishing.take() {
             let entry = try treeAppender.entry(leaf: leaf, seq: seq) { level, index in
                 try StoredTree.subtree(txn.reader, tree, level: level, index: index)
             }

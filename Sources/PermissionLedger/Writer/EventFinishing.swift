@@ -9,14 +9,14 @@ import Foundation
 /// seq order, in chunks of ``chunk``; ``take()`` waits for the chunks handed over, makes the rest itself (a small
 /// transaction does not wait on a thread hop), and returns every hash in seq order, for the writing thread to add to
 /// the tree and write before the transaction commits. A store dropped with its transaction drops what is pending.
-final class LeafHashing: @unchecked Sendable {
+final class EventFinishing: @unchecked Sendable {
     /// What makes one event's leaf data: `nil` for an event that has no leaf (a record of format 1).
     typealias Leaf = @Sendable () throws -> [UInt8]?
 
     /// The leaves handed to the hashing thread at a time.
     static let chunk = 64
 
-    private let queue = DispatchQueue(label: "PermissionLedger.leaf-hashing")
+    private let queue = DispatchQueue(label: "PermissionLedger.event-finishing")
     private let group = DispatchGroup()
     /// Leaves not yet handed over. The writing thread's alone.
     private var waiting: [(seq: UInt64, leaf: Leaf)] = []

@@ -2,13 +2,13 @@ import Foundation
 @testable import PermissionLedger
 import Testing
 
-/// The leaves hashed on a second thread (`LeafHashing`): every one, in seq order, as SHA-256 of RFC 9162's leaf.
-@Suite struct LeafHashingTests {
+/// The leaves hashed on a second thread (`EventFinishing`): every one, in seq order, as SHA-256 of RFC 9162's leaf.
+@Suite struct EventFinishingTests {
     struct Broken: Error {}
 
-    @Test(arguments: [1, LeafHashing.chunk - 1, LeafHashing.chunk, 5 * LeafHashing.chunk + 3])
+    @Test(arguments: [1, EventFinishing.chunk - 1, EventFinishing.chunk, 5 * EventFinishing.chunk + 3])
     func everyLeafIsHashedInSeqOrder(count: Int) throws {
-        let hashing = LeafHashing()
+        let hashing = EventFinishing()
         for seq in UInt64(1)...UInt64(count) {
             hashing.add(seq: seq) { Array("leaf \(seq)".utf8) }
         }
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func anEventWithoutALeafIsLeftOut() throws {
-        let hashing = LeafHashing()
+        let hashing = EventFinishing()
         for seq in UInt64(1)...200 {
             hashing.add(seq: seq) { seq % 3 == 0 ? nil : [UInt8(truncatingIfNeeded: seq)] }
         }
@@ -31,7 +31,7 @@ import Testing
     /// A leaf that throws, on the hashing thread or on the caller's, makes `take` throw; the next batch starts clean.
     @Test(arguments: [10, 150])
     func aLeafThatThrowsIsReported(brokenSeq: UInt64) throws {
-        let hashing = LeafHashing()
+        let hashing = EventFinishing()
         for seq in UInt64(1)...UInt64(160) {
             hashing.add(seq: seq) {
                 if seq == brokenSeq { throw Broken() }
