@@ -13,6 +13,9 @@ internal import LMDB
 /// - With ``Ledger/Options/checksPages`` (`permission-ledger import` and `rebuild`): a walk of every page
 ///   of the data file's trees (``/LMDB/PageWalk``), read with `pread`, before anything else is read.
 ///   O(pages in use).
+/// - A read-only open of a data file of at most ``pageWalkLimit`` bytes: the same walk. A reader otherwise
+///   trusts the pages it reads, as LMDB does, and a damaged page of a table can read as a table without the
+///   rows it held; on a small file the walk costs milliseconds.
 extension Ledger {
     /// The checks before LMDB opens the data file at `path` (when there is one): the meta pages; for a
     /// writer with a writable map (a rebuild), also the writer's checks, through a read-only environment,
@@ -41,9 +44,19 @@ extension Ledger {
     /// The checks once LMDB has opened the environment, before anything else reads it: a writer's
     /// (unless ``checkBeforeOpening(path:options:)`` ran them).
     static func checkWhenOpened(_ environment: Environment, path: String, options: Options) throws(LedgerError) {
-        guard !options.readOnly, !options.writableMap else { return }
-        try checkBeforeWriting(environment, dataFile: (path as NSString).appendingPathComponent("data.mdb"), options: options)
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        if options.readOnly {
+            let size = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
+            if options.checksPages || size <= pageWalkLimit { try checkPages(environment, dataFile: dataFile) }
+            return
+        }
+        guard !options.writableMap else { return }
+        try checkBeforeWriting(environment, dataFile: dataFile, options: options)
     }
+
+    /// The largest data file a read-only open walks page by page (``checkWhenOpened(_:path:options:)``): 32 MiB,
+    /// 8,192 pages of 4 KiB, read in some 10 ms.
+    static let pageWalkLimit = 32 << 20
 
     private static func checkBeforeWriting(_ environment: Environment, dataFile: String, options: Options) throws(LedgerError) {
         if options.checksPages { try checkPages(environment, dataFile: dataFile) }
