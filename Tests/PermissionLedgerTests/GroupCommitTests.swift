@@ -218,6 +218,40 @@ import Testing
             #expect(try await reopened.verify().isIntact)
         }
     }
+
+    /// Single-event requests of a group share one store and one transaction. A request rejected after its record
+    /// was made (its given hash does not match) leaves nothing of it to the next, which takes the same seq: the
+    /// next stores its own record, sealed or not.
+    @Test func aRequestRejectedAfterItsRecordWasMadeLeavesNothingToTheNext() async throws {
+        try await withLedger { ledger in
+            var wrongHash = Self.asked(1)
+            wrongHash.hash = ChainHash(hex: String(repeating: "07", count: 32))
+            let permission = PermissionEvent(
+                id: "camera", subject: "kid-1", occurredAt: Self.base, payload: .permissionChanged(.camera, state: .denied, cause: nil))
+            try ledger.environment.write { txn in
+                let store = LMDBStore(txn: txn, tables: ledger.tables)
+                var head = try Ledger.head(txn.reader, ledger.tables)
+                for (event, accepted) in [(wrongHash, false), (permission, true), (wrongHash, false), (Self.asked(2), true)] {
+                    let request = GroupCommitter.Request(events: [event], maxRejections: 1) { _ in }
+                    do {
+                        head = try GroupCommitter.apply(request, store: store, head: head, clock: { Self.base }).head
+                        #expect(accepted)
+                    } catch is AppendRejected {
+                        #expect(!accepted)
+                    }
+                }
+            }
+            let stored = try ledger.read { view in
+                var events: [RecordedEvent] = []
+                try view.forEachEvent(after: 0, through: 10) { events.append($0) }
+                return events
+            }
+            #expect(stored.map(\.event.id) == ["camera", "ask-2"])
+            #expect(stored.last?.event.payload == Self.asked(2).payload)
+            let report = try await ledger.verify()
+            #expect(report.isIntact, "\(report)")
+        }
+    }
 }
 
 /// What readers may see, and what happens after a failed flush.

@@ -96,6 +96,9 @@ final class LMDBStore: ProjectionStore {
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
     private var pendingChunks = HandleDirectory.PendingChunks()
+    /// The handles' values of the record ``record(_:recordedAt:seq:)`` made last, by token, and its seq: added to
+    /// ``pendingChunks`` once the event is stored, not for an event rejected after its record was made.
+    private var recordedHandleValues: (seq: UInt64, entries: [HandleDirectory.Entry])?
 
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
@@ -131,6 +134,9 @@ final class LMDBStore: ProjectionStore {
         }
         recordingSeq = seq
         recordingTokens.tokens.removeAll(keepingCapacity: true)
+        // A record made for an event then rejected (its given hash did not match) leaves nothing behind for the
+        // next event, which takes the same seq.
+        recordedHandleValues = nil
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
             recordedCommitment = (seq, fields.commitment)
@@ -149,8 +155,7 @@ final class LMDBStore: ProjectionStore {
                 recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
             }
             if rewritesLog {
-                try pendingChunks.add(
-                    zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }, subject: event.subject, seq: seq, txn, tables, keyRing)
+                recordedHandleValues = (seq, zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) })
             }
         }
         return (sealed.record.stored(), sealed.record.chained)
@@ -353,6 +358,9 @@ final class LMDBStore: ProjectionStore {
         let seqKey = Keys.seq(seq)
         if rewritesLog {
             try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
+            if let recorded = recordedHandleValues, recorded.seq == seq, let keyRing = tables.keyRing {
+                try pendingChunks.add(recorded.entries, subject: event.subject, seq: seq, txn, tables, keyRing)
+            }
             try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
         } else {
             pendingSubjectEvents[ByteKey(Keys.subjectPrefix(event.subject)), default: []].append(seq)
