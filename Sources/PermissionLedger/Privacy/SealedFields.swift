@@ -38,9 +38,27 @@ package struct SealedFields: Hashable, Sendable {
 
     /// Seals `fields` with their `salt` under `key`, bound to `additionalData`.
     static func seal(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
-        let plaintext = salt + fields.encoded()
+        try sealing(fields, salt: salt, key: key, additionalData: additionalData, secrets: secrets, seq: seq).sealed()
+    }
+
+    /// What ``seal(_:salt:key:additionalData:secrets:seq:)`` seals, with its nonce drawn: sealed by
+    /// ``Sealing/sealed()``, on whichever thread.
+    static func sealing(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> Sealing {
         let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq)"))
-        return Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
+        return Sealing(plaintext: salt + fields.encoded(), key: key, nonce: nonce, additionalData: additionalData)
+    }
+
+    /// The salt and fields to seal, the key, the nonce and the associated data: all that sealing them takes.
+    struct Sealing: @unchecked Sendable {
+        let plaintext: [UInt8]
+        let key: SymmetricKey
+        let nonce: ChaChaPoly.Nonce
+        let additionalData: [UInt8]
+
+        /// The sealed box: nonce, ciphertext and tag.
+        func sealed() throws -> [UInt8] {
+            Array(try ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: additionalData).combined)
+        }
     }
 
     /// What `box` holds, opened with `key`: the salt followed by the fields' canonical bytes.

@@ -103,7 +103,7 @@ final class LMDBStore: ProjectionStore {
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
     func finishWriting() throws {
-        try writeLeaves()
+        try writeFinished()
         guard !pendingChunks.isEmpty, let keyRing = tables.keyRing else { return }
         try pendingChunks.write(txn, tables, keyRing)
     }
@@ -136,16 +136,26 @@ final class LMDBStore: ProjectionStore {
         recordingTokens.tokens.removeAll(keepingCapacity: true)
         // A record made for an event then rejected (its given hash did not match) leaves nothing behind for the
         // next event, which takes the same seq.
+        recordedSealing = nil
         recordedHandleValues = nil
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
             recordedCommitment = (seq, fields.commitment)
             return (record.stored(), record.chained)
         }
-        let sealed = try SealedRecord.seal(
+        var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
+        if let sealing = sealed.sealing {
+            if tables.tree != nil {
+                // Sealed on the second thread (``storeEvent(_:seq:record:hash:newSubject:)``); until then the
+                // record stands without its box, which only the box's own readers miss.
+                recordedSealing = (seq, sealed.record, sealing)
+            } else {
+                sealed.record.box = try sealing.sealed()
+            }
+        }
         recordedCommitment = (seq, sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         let handles = SealedRecord.handles(of: event)
         if !handles.isEmpty {
@@ -163,7 +173,8 @@ final class LMDBStore: ProjectionStore {
 
     func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {
         guard rewritesLog, let keyRing = tables.keyRing else { return }
-        // The erasure reads and rewrites the subject's handle values: they are all written first.
+        // The erasure reads and rewrites the subject's events and handle values: they are all written first.
+        try writeFinished()
         try pendingChunks.write(txn, tables, keyRing)
         // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
@@ -234,7 +245,7 @@ final class LMDBStore: ProjectionStore {
     /// neighbours in the tree, as are the expiries of one time, so each row goes where the cursor already is.
     /// A rebuild calls it before it commits.
     func flushHeldRows() throws {
-        try writeLeaves()
+        try writeFinished()
         if pendingSubjectEventCount > 0 {
             let cursor = try txn.cursor(tables.subjectEvents)
             for subject in pendingSubjectEvents.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
@@ -277,6 +288,7 @@ final class LMDBStore: ProjectionStore {
     /// The stored event at `seq` as the rules see it: with its personal fields when appending, and with its
     /// handles as the tables hold them (tokens, in sealed records) when rebuilding, as every event of a rebuild is.
     func storedEvent(_ seq: UInt64) throws -> PermissionEvent {
+        try writeFinished(before: seq)
         if !rewritesLog {
             guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
                 throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
@@ -296,6 +308,7 @@ final class LMDBStore: ProjectionStore {
     /// for them, erased or not, and a rebuild reads the same; no key is needed.
     private func askedEvent(_ seq: UInt64) throws -> PermissionEvent {
         guard rewritesLog, tables.keys != nil else { return try storedEvent(seq) }
+        try writeFinished(before: seq)
         guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
             throw EventRecord.DecodingError(reason: "seq \(seq) is indexed but missing from the log")
         }
@@ -354,10 +367,11 @@ final class LMDBStore: ProjectionStore {
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
-        if tables.tree != nil { try addLeaf(event, seq: seq, record: record, newSubject: newSubject) }
+        // With a Merkle tree, the second thread makes the event's leaf and its `events` entry (``finish(_:seq:record:hash:newSubject:)``).
+        if tables.tree != nil { try finish(event, seq: seq, record: record, hash: hash, newSubject: newSubject) }
         let seqKey = Keys.seq(seq)
         if rewritesLog {
-            try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append)
+            if tables.tree == nil { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
             if let recorded = recordedHandleValues, recorded.seq == seq, let keyRing = tables.keyRing {
                 try pendingChunks.add(recorded.entries, subject: event.subject, seq: seq, txn, tables, keyRing)
             }
@@ -400,16 +414,20 @@ final class LMDBStore: ProjectionStore {
     /// The commitment of the record ``record(_:recordedAt:seq:)`` made last, and its seq: the leaf of an event this
     /// transaction records is written from the event in memory, without reading its record again.
     private var recordedCommitment: (seq: UInt64, commitment: [UInt8]?)?
+    /// What sealing the personal fields of the record ``record(_:recordedAt:seq:)`` made last takes, and its seq:
+    /// its box is sealed on the second thread (``finish(_:seq:record:hash:newSubject:)``).
+    private var recordedSealing: (seq: UInt64, record: SealedRecord, sealing: SealedFields.Sealing)?
     /// The right edge of the Merkle tree, for the leaves this transaction adds.
     private var treeAppender = TreeAppender()
-    /// The leaves of the events stored and not yet in the tree, hashed on a second thread.
+    /// The leaves and `events` entries of the events stored and not yet written, made on a second thread.
     private lazy var finishing = EventFinishing()
     /// The seq of each subject's latest event this transaction stored: the next one's leaf names it.
     private var latestSeqOfSubject: [ByteKey: UInt64] = [:]
 
-    /// Hands the event's leaf, with the seq of its subject's event before it, to ``finishing``: ``writeLeaves()``
-    /// adds it to the Merkle tree (``StoredTree``).
-    private func addLeaf(_ event: PermissionEvent, seq: UInt64, record: [UInt8], newSubject: Bool) throws {
+    /// Hands the event's leaf, with the seq of its subject's event before it, and, when appending, its `events`
+    /// entry, its personal fields sealed there, to ``finishing``: ``writeFinished()`` writes the entry and adds the
+    /// leaf to the Merkle tree (``StoredTree``).
+    private func finish(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
         let subject = ByteKey(Keys.subjectPrefix(event.subject))
         var previous: UInt64?
         if !newSubject {
@@ -420,29 +438,45 @@ final class LMDBStore: ProjectionStore {
         if latestSeqOfSubject.count >= cacheLimit { latestSeqOfSubject.removeAll(keepingCapacity: true) }
         latestSeqOfSubject[subject] = seq
         if let recorded = recordedCommitment, recorded.seq == seq {
-            // The event as recorded, its personal members left out as they are in the record's envelope.
+            // Appended: the event as recorded, its personal members left out as they are in the record's envelope,
+            // and the record with its box sealed.
+            let sealing = recordedSealing.flatMap { $0.seq == seq ? (record: $0.record, sealing: $0.sealing) : nil }
             finishing.add(seq: seq) { [event, previous] in
                 let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
                 assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
                        "the leaf of seq \(seq) made from the event differs from the one its record gives")
-                return data
+                guard var (sealed, sealing) = sealing else { return .init(leaf: data, entry: hash.bytes + record) }
+                sealed.box = try sealing.sealed()
+                return .init(leaf: data, entry: hash.bytes + sealed.stored())
+            }
+        } else if rewritesLog {
+            // Appended as given (an erased event's record, or one of format 1).
+            finishing.add(seq: seq) { [previous] in
+                .init(leaf: try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }), entry: hash.bytes + record)
             }
         } else {
             // A rebuild: the record is what was stored.
-            finishing.add(seq: seq) { [previous] in try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }) }
+            finishing.add(seq: seq) { [previous] in
+                .init(leaf: try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }), entry: nil)
+            }
         }
-        // Hashes wait in memory until written: a transaction of millions of events writes them as it goes.
-        if finishing.count >= Self.leavesHeldBack { try writeLeaves() }
+        // What is made waits in memory until written: a transaction of millions of events writes it as it goes.
+        if finishing.count >= Self.leavesHeldBack { try writeFinished() }
     }
 
-    /// The leaves ``finishing`` holds at most before they are written.
+    /// The events ``finishing`` holds at most before what it made of them is written.
     static let leavesHeldBack = 16_384
 
-    /// Adds the leaves hashed so far to the Merkle tree, in seq order, and writes their entries (``StoredTree``).
-    /// Called before the transaction commits (``finishWriting()``, ``flushHeldRows()``), and as leaves pile up.
-    private func writeLeaves() throws {
+    /// Writes what ``finishing`` made so far, in seq order: each appended event's `events` entry, and each leaf,
+    /// added to the Merkle tree with its entries (``StoredTree``). Called before the transaction commits
+    /// (``finishWriting()``, ``flushHeldRows()``), as events pile up, and before the transaction reads an event
+    /// it stored (``writeFinished(before:)``).
+    private func writeFinished() throws {
         guard let tree = tables.tree, finishing.count > 0 else { return }
-        for (seq, leaf) in try finishing.take() {
+        for finished in try finishing.take() {
+            let seq = finished.seq
+            if let entry = finished.entry { try keptCursor(tables.events).put(key: Keys.seq(seq), value: entry, flags: .append) }
+            guard let leaf = finished.leaf else { continue }
             let entry = try treeAppender.entry(leaf: leaf, seq: seq) { level, index in
                 try StoredTree.subtree(txn.reader, tree, level: level, index: index)
             }
@@ -451,6 +485,11 @@ final class LMDBStore: ProjectionStore {
                 for (key, hash) in StoredTree.upperRows(of: entry, seq: seq) { try txn.put(top, key: key, value: Array(hash)) }
             }
         }
+    }
+
+    /// ``writeFinished()`` when the event at `seq` is one of those whose `events` entry waits: before it is read.
+    private func writeFinished(before seq: UInt64) throws {
+        if tables.tree != nil, let first = finishing.firstSeq, seq >= first { try writeFinished() }
     }
 
     /// Caches a definition for the rest of the transaction; a rebuild of a large log keeps the cache bounded.

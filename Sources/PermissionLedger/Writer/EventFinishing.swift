@@ -1,69 +1,91 @@
 import Dispatch
 import Foundation
 
-/// The leaves of the events a write transaction stores, made and hashed on a second thread while the writing thread
-/// goes on with the rules and projections of the next events.
+/// What of each event a write transaction stores needs nothing of the transaction, made on a second thread while
+/// the writing thread goes on with the rules and projections of the next events: the event's Merkle leaf (its leaf
+/// data, docs/STORAGE.md "Leaf data", and the leaf's SHA-256) and, for an appended event, its `events` entry, whose
+/// personal fields are sealed there (ChaCha20-Poly1305, with the key, nonce and associated data the writing thread
+/// gave). Together they are about a third of an append's processor time.
 ///
-/// A leaf's data (the event's JSON, docs/STORAGE.md "Leaf data") and its SHA-256 need nothing of the transaction,
-/// and are about a sixth of an append's processor time. The writing thread hands each leaf over as a closure, in
-/// seq order, in chunks of ``chunk``; ``take()`` waits for the chunks handed over, makes the rest itself (a small
-/// transaction does not wait on a thread hop), and returns every hash in seq order, for the writing thread to add to
-/// the tree and write before the transaction commits. A store dropped with its transaction drops what is pending.
+/// The writing thread hands each event's work over as a closure, in seq order, in chunks of ``chunk``; ``take()``
+/// waits for the chunks handed over, does the rest itself (a small transaction does not wait on a thread hop), and
+/// returns what was made in seq order, for the writing thread to write before the transaction commits, or before
+/// it reads an entry it has not written yet. A store dropped with its transaction drops what is pending.
 final class EventFinishing: @unchecked Sendable {
-    /// What makes one event's leaf data: `nil` for an event that has no leaf (a record of format 1).
-    typealias Leaf = @Sendable () throws -> [UInt8]?
+    /// What one event's work makes: its leaf data (`nil` for an event that has no leaf: a record of format 1),
+    /// and its `events` entry (`nil` when the transaction does not write the log: a rebuild).
+    struct Made {
+        var leaf: [UInt8]?
+        var entry: [UInt8]?
+    }
 
-    /// The leaves handed to the hashing thread at a time.
+    /// An event's work, done on the second thread.
+    typealias Work = @Sendable () throws -> Made
+
+    /// What ``take()`` returns of an event: its leaf's hash and its `events` entry, each when it has one.
+    struct Finished {
+        var seq: UInt64
+        var leaf: TreeHash?
+        var entry: [UInt8]?
+    }
+
+    /// The events handed to the second thread at a time.
     static let chunk = 64
 
     private let queue = DispatchQueue(label: "PermissionLedger.event-finishing")
     private let group = DispatchGroup()
-    /// Leaves not yet handed over. The writing thread's alone.
-    private var waiting: [(seq: UInt64, leaf: Leaf)] = []
-    /// Hashes made by the hashing thread, and the first error it met: its alone until ``take()`` has waited for it.
-    private var hashed: [(seq: UInt64, hash: TreeHash)] = []
+    /// Work not yet handed over. The writing thread's alone.
+    private var waiting: [(seq: UInt64, work: Work)] = []
+    /// What the second thread made, and the first error it met: its alone until ``take()`` has waited for it.
+    private var finished: [Finished] = []
     private var failure: (any Error)?
-    /// Leaves added since the last ``take()``.
+    /// Events added since the last ``take()``.
     private(set) var count = 0
+    /// The seq of the first event added since the last ``take()``.
+    private(set) var firstSeq: UInt64?
 
-    /// Adds the leaf of the event at `seq`, the next one in seq order.
-    func add(seq: UInt64, _ leaf: @escaping Leaf) {
-        waiting.append((seq, leaf))
+    /// Adds the work of the event at `seq`, the next one in seq order.
+    func add(seq: UInt64, _ work: @escaping Work) {
+        waiting.append((seq, work))
+        if firstSeq == nil { firstSeq = seq }
         count += 1
         guard waiting.count >= Self.chunk else { return }
-        let work = waiting
+        let handed = waiting
         waiting.removeAll(keepingCapacity: true)
         queue.async(group: group) {
             guard self.failure == nil else { return }
             do {
-                try self.hash(work)
+                try self.finish(handed)
             } catch {
                 self.failure = error
             }
         }
     }
 
-    /// Makes and hashes `leaves` in order, onto ``hashed``; stops at the first that throws.
-    private func hash(_ leaves: [(seq: UInt64, leaf: Leaf)]) throws {
-        for (seq, leaf) in leaves {
-            if let data = try leaf() { hashed.append((seq, .leaf(data))) }
+    /// Does `work` in order, onto ``finished``; stops at the first that throws.
+    private func finish(_ work: [(seq: UInt64, work: Work)]) throws {
+        for (seq, work) in work {
+            let made = try work()
+            guard made.leaf != nil || made.entry != nil else { continue }
+            finished.append(Finished(seq: seq, leaf: made.leaf.map { .leaf($0) }, entry: made.entry))
         }
     }
 
-    /// The hash of every leaf added since the last call, in seq order.
+    /// What was made of every event added since the last call, in seq order.
     ///
-    /// - Throws: The first error a leaf threw (a record that does not decode).
-    func take() throws -> [(seq: UInt64, hash: TreeHash)] {
-        // The wait orders the hashing thread's writes before the reads below.
+    /// - Throws: The first error an event's work threw (a record that does not decode).
+    func take() throws -> [Finished] {
+        // The wait orders the second thread's writes before the reads below.
         group.wait()
         defer {
             waiting.removeAll(keepingCapacity: true)
-            hashed.removeAll(keepingCapacity: true)
+            finished.removeAll(keepingCapacity: true)
             failure = nil
             count = 0
+            firstSeq = nil
         }
         if let failure { throw failure }
-        try hash(waiting)
-        return hashed
+        try finish(waiting)
+        return finished
     }
 }
