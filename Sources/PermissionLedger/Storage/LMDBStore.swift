@@ -367,7 +367,8 @@ final class LMDBStore: ProjectionStore {
     }
 
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws {
-        // With a Merkle tree, the second thread makes the event's leaf and its `events` entry (``finish(_:seq:record:hash:newSubject:)``).
+        // With a Merkle tree, the second thread makes the event's leaf and its `events` entry
+        // (``finish(_:seq:record:hash:newSubject:)``).
         if tables.tree != nil { try finish(event, seq: seq, record: record, hash: hash, newSubject: newSubject) }
         let seqKey = Keys.seq(seq)
         if rewritesLog {
