@@ -46,12 +46,16 @@ extension Ledger {
     static func checkWhenOpened(_ environment: Environment, path: String, options: Options) throws(LedgerError) {
         let dataFile = (path as NSString).appendingPathComponent("data.mdb")
         if options.readOnly {
-            let size = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
-            if options.checksPages || size <= pageWalkLimit { try checkPages(environment, dataFile: dataFile) }
+            if options.checksPages || size(of: dataFile) <= pageWalkLimit { try checkPages(environment, dataFile: dataFile) }
             return
         }
         guard !options.writableMap else { return }
         try checkBeforeWriting(environment, dataFile: dataFile, options: options)
+    }
+
+    /// The size of the file at `path` in bytes, or `Int.max` when it cannot be read.
+    private static func size(of path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? Int.max
     }
 
     /// The largest data file a read-only open walks page by page (``checkWhenOpened(_:path:options:)``): 32 MiB,
@@ -100,7 +104,7 @@ extension Ledger {
     /// Checks that the head event's stored chain hash is SHA-256 of the previous event's and its own record.
     private static func checkHead(_ environment: Environment, dataFile: String) throws(LedgerError) {
         let path = (dataFile as NSString).deletingLastPathComponent
-        let fileSize = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
+        let fileSize = size(of: dataFile)
         do {
             let events: Database
             do {
