@@ -96,9 +96,6 @@ final class LMDBStore: ProjectionStore {
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
     private var pendingChunks = HandleDirectory.PendingChunks()
-    /// The handles' values of the record ``record(_:recordedAt:seq:)`` made last, by token, and its seq: added to
-    /// ``pendingChunks`` once the event is stored, not for an event rejected after its record was made.
-    private var recordedHandleValues: (seq: UInt64, entries: [HandleDirectory.Entry])?
 
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
@@ -134,29 +131,25 @@ final class LMDBStore: ProjectionStore {
         }
         recordingSeq = seq
         recordingTokens.tokens.removeAll(keepingCapacity: true)
-        // A record made for an event then rejected (its given hash did not match) leaves nothing behind for the
-        // next event, which takes the same seq.
-        recordedSealing = nil
-        recordedHandleValues = nil
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
-            recordedCommitment = (seq, fields.commitment)
+            recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
+        var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         if let sealing = sealed.sealing {
             if tables.tree != nil {
                 // Sealed on the second thread (``storeEvent(_:seq:record:hash:newSubject:)``); until then the
                 // record stands without its box, which only the box's own readers miss.
-                recordedSealing = (seq, sealed.record, sealing)
+                made.sealing = (sealed.record, sealing)
             } else {
                 sealed.record.box = try sealing.sealed()
             }
         }
-        recordedCommitment = (seq, sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         let handles = SealedRecord.handles(of: event)
         if !handles.isEmpty {
             recordingTokens.subject = event.subject
@@ -165,9 +158,10 @@ final class LMDBStore: ProjectionStore {
                 recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
             }
             if rewritesLog {
-                recordedHandleValues = (seq, zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) })
+                made.handleValues = zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }
             }
         }
+        recorded = made
         return (sealed.record.stored(), sealed.record.chained)
     }
 
@@ -373,8 +367,8 @@ final class LMDBStore: ProjectionStore {
         let seqKey = Keys.seq(seq)
         if rewritesLog {
             if tables.tree == nil { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
-            if let recorded = recordedHandleValues, recorded.seq == seq, let keyRing = tables.keyRing {
-                try pendingChunks.add(recorded.entries, subject: event.subject, seq: seq, txn, tables, keyRing)
+            if let recorded, recorded.seq == seq, !recorded.handleValues.isEmpty, let keyRing = tables.keyRing {
+                try pendingChunks.add(recorded.handleValues, subject: event.subject, seq: seq, txn, tables, keyRing)
             }
             try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
         } else {
@@ -412,12 +406,21 @@ final class LMDBStore: ProjectionStore {
         }
     }
 
-    /// The commitment of the record ``record(_:recordedAt:seq:)`` made last, and its seq: the leaf of an event this
-    /// transaction records is written from the event in memory, without reading its record again.
-    private var recordedCommitment: (seq: UInt64, commitment: [UInt8]?)?
-    /// What sealing the personal fields of the record ``record(_:recordedAt:seq:)`` made last takes, and its seq:
-    /// its box is sealed on the second thread (``finish(_:seq:record:hash:newSubject:)``).
-    private var recordedSealing: (seq: UInt64, record: SealedRecord, sealing: SealedFields.Sealing)?
+    /// What the record ``record(_:recordedAt:seq:)`` made last leaves to the storing of its event. Each record made
+    /// replaces it, so that an event rejected after its record was made (its given hash did not match) leaves
+    /// nothing to the next, which takes the same seq.
+    private struct Recorded {
+        var seq: UInt64
+        /// The commitment: the leaf of an event this transaction records is made from the event in memory with
+        /// it, without reading its record again.
+        var commitment: [UInt8]?
+        /// The record without its box, and what sealing its personal fields takes: the box is sealed on the second
+        /// thread (``finish(_:seq:record:hash:newSubject:)``).
+        var sealing: (record: SealedRecord, sealing: SealedFields.Sealing)?
+        /// The values of its handles, by token: added to ``pendingChunks`` once the event is stored.
+        var handleValues: [HandleDirectory.Entry] = []
+    }
+    private var recorded: Recorded?
     /// The right edge of the Merkle tree, for the leaves this transaction adds.
     private var treeAppender = TreeAppender()
     /// The leaves and `events` entries of the events stored and not yet written, made on a second thread.
@@ -438,10 +441,10 @@ final class LMDBStore: ProjectionStore {
         }
         if latestSeqOfSubject.count >= cacheLimit { latestSeqOfSubject.removeAll(keepingCapacity: true) }
         latestSeqOfSubject[subject] = seq
-        if let recorded = recordedCommitment, recorded.seq == seq {
+        if let recorded, recorded.seq == seq {
             // Appended: the event as recorded, its personal members left out as they are in the record's envelope,
             // and the record with its box sealed.
-            let sealing = recordedSealing.flatMap { $0.seq == seq ? (record: $0.record, sealing: $0.sealing) : nil }
+            let sealing = recorded.sealing
             finishing.add(seq: seq) { [event, previous] in
                 let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
                 assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
