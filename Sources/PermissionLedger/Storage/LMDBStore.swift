@@ -444,24 +444,20 @@ final class LMDBStore: ProjectionStore {
         if let recorded, recorded.seq == seq {
             // Appended: the event as recorded, its personal members left out as they are in the record's envelope,
             // and the record with its box sealed.
-            let sealing = recorded.sealing
             finishing.add(seq: seq) { [event, previous] in
                 let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
                 assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
                        "the leaf of seq \(seq) made from the event differs from the one its record gives")
-                guard var (sealed, sealing) = sealing else { return .init(leaf: data, entry: hash.bytes + record) }
+                guard var (sealed, sealing) = recorded.sealing else { return .init(leaf: data, entry: hash.bytes + record) }
                 sealed.box = try sealing.sealed()
                 return .init(leaf: data, entry: hash.bytes + sealed.stored())
             }
-        } else if rewritesLog {
-            // Appended as given (an erased event's record, or one of format 1).
-            finishing.add(seq: seq) { [previous] in
-                .init(leaf: try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }), entry: hash.bytes + record)
-            }
         } else {
-            // A rebuild: the record is what was stored.
+            // The record as it is: appended to a ledger of format 1, or stored already (a rebuild, which writes no
+            // entry).
+            let entry = rewritesLog ? hash.bytes + record : nil
             finishing.add(seq: seq) { [previous] in
-                .init(leaf: try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }), entry: nil)
+                .init(leaf: try LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous }), entry: entry)
             }
         }
         // What is made waits in memory until written: a transaction of millions of events writes it as it goes.

@@ -5,7 +5,7 @@ import Foundation
 /// the writing thread goes on with the rules and projections of the next events: the event's Merkle leaf (its leaf
 /// data, docs/STORAGE.md "Leaf data", and the leaf's SHA-256) and, for an appended event, its `events` entry, whose
 /// personal fields are sealed there (ChaCha20-Poly1305, with the key, nonce and associated data the writing thread
-/// gave). Together they are about a third of an append's processor time.
+/// gave). Moving the seal here took a quarter of the writing thread's samples off it (`perf`, docs/PERFORMANCE.md).
 ///
 /// The writing thread hands each event's work over as a closure, in seq order, in chunks of ``chunk``; ``take()``
 /// waits for the chunks handed over, does the rest itself (a small transaction does not wait on a thread hop), and
