@@ -11,13 +11,22 @@ struct VerifyInterruptionTests {
     func terminated() throws {
         try withSandbox { sandbox in
             let executable = try #require(Tool.executable, "permission-ledger was not built: run swift build --build-tests")
-            // A data file that is a FIFO nobody writes: the check's process waits for ever in opening it.
-            try FileManager.default.createDirectory(atPath: sandbox.ledger, withIntermediateDirectories: true)
-            try #require(mkfifo(sandbox.path("ledger/data.mdb"), 0o600) == 0)
+            // A ledger whose lock file this process holds as a writer setting it up would (an exclusive record
+            // lock on its first byte): the check's process waits for ever in opening it, and ends only if killed.
+            let ledger = try sandbox.ledger(importing: Fixture.path("late-answer.jsonl"))
+            let lockFile = open(ledger + "/lock.mdb", O_RDWR)
+            try #require(lockFile >= 0)
+            defer { close(lockFile) }
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 0
+            lock.l_len = 1
+            try #require(fcntl(lockFile, F_SETLK, &lock) == 0, "the lock file's first byte could not be locked")
             // Started with no signal blocked: a Process would pass on the test thread's mask, which blocks SIGTERM.
             let tool = try SpawnRequest(
                 executable: Executable(path: executable.path),
-                arguments: [executable.path, "verify", "--ledger", sandbox.ledger],
+                arguments: [executable.path, "verify", "--ledger", ledger],
                 fileActions: [0, 1, 2].map { .open("/dev/null", flags: $0 == 0 ? O_RDONLY : O_WRONLY, mode: 0, as: $0) },
                 signalDefaults: [SIGINT, SIGTERM, SIGHUP], signalMask: []
             ).spawn()
