@@ -83,6 +83,11 @@ public struct MetaPages: Sendable {
         self.pages = pages
     }
 
+    /// Whether `other` read the same meta pages of a file of the same size.
+    func isSame(as other: MetaPages) -> Bool {
+        pages == other.pages && fileSize == other.fileSize
+    }
+
     private static func readPage(_ descriptor: Int32, at offset: off_t) throws(LMDBError) -> Page? {
         var buffer = [UInt8](repeating: 0, count: readSize)
         let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, readSize, offset) }

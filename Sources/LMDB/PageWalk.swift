@@ -47,8 +47,8 @@ public struct PageWalk {
         case consistent(pagesInUse: Int, freePages: Int)
         /// The first damage found.
         case damaged(Damage)
-        /// Neither meta page holds the commit asked for any more: a later commit replaced it. Walk the
-        /// commit of a read transaction begun anew.
+        /// Neither meta page holds the commit asked for any more, or the meta pages changed as they were read:
+        /// a later commit replaced it. Walk the commit of a read transaction begun anew.
         case commitReplaced
     }
 
@@ -112,7 +112,12 @@ public struct PageWalk {
     /// - Throws: ``LMDBError`` with the system's error when the file cannot be opened or read.
     public static func check(dataFile path: String, transactionID: UInt64? = nil) throws(LMDBError) -> Outcome {
         let pages = try MetaPages(dataFile: path)
-        if let problem = pages.problem { return .damaged(Damage(message: "the data file's meta pages are damaged: \(problem)")) }
+        if let problem = pages.problem {
+            // Read while a writer commits, the two meta pages and the file's size can come from different commits:
+            // what changed between two reads is a writer at work, not damage.
+            if transactionID != nil, try !MetaPages(dataFile: path).isSame(as: pages) { return .commitReplaced }
+            return .damaged(Damage(message: "the data file's meta pages are damaged: \(problem)"))
+        }
         let chosen = transactionID.map { id in pages.pages.firstIndex { $0.transactionID == id } } ?? pages.pages.firstIndex { $0 == pages.newest }
         guard let index = chosen else { return .commitReplaced }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -120,7 +125,7 @@ public struct PageWalk {
         defer { close(descriptor) }
         var walk = PageWalk(descriptor: descriptor, pageSize: Int(pages.pages[index].pageSize), lastPage: pages.pages[index].lastPage)
         do {
-            return try walk.run(metaPage: index)
+            return try walk.run(metaPage: index, transactionID: pages.pages[index].transactionID)
         } catch let damage as Damage {
             return .damaged(damage)
         } catch let error as LMDBError {
@@ -138,8 +143,16 @@ public struct PageWalk {
         page = [UInt8](repeating: 0, count: pageSize)
     }
 
-    private mutating func run(metaPage index: Int) throws -> Outcome {
+    /// Where a meta page holds its commit's transaction ID (`mm_txnid`): after the page header (16 bytes),
+    /// `mm_magic`, `mm_version`, `mm_address` and `mm_mapsize` (24), the two `MDB_db` (96) and `mm_last_pg` (8).
+    private static let metaTransactionID = 144
+
+    private mutating func run(metaPage index: Int, transactionID: UInt64) throws -> Outcome {
         try read(UInt64(index))
+        // A later commit may have rewritten the meta page since it was chosen: its trees are not the ones a read
+        // transaction keeps, nor is its last page the one the walk counts to.
+        let recorded = page.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: Self.metaTransactionID, as: UInt64.self)) }
+        guard recorded == transactionID else { return .commitReplaced }
         // MDB_meta after the page header: mm_magic, mm_version, mm_address, mm_mapsize, then the free list's and
         // the main database's MDB_db.
         let (freeList, main) = page.withUnsafeBytes { bytes in

@@ -71,34 +71,54 @@ extension Ledger {
     private static let restore = "; restore the ledger from a backup"
 
     /// Walks the pages of the commit a read transaction shows, so that no writer reuses them meanwhile.
+    ///
+    /// A writer in another process may commit twice while the walk reads the meta pages, which hold no more
+    /// than the two latest commits: that walk is taken again in a new read transaction. Damage is reported when
+    /// two walks in a row find it, so that a meta page read while a writer rewrote it is not taken for damage.
+    /// After ``pageWalkAttempts`` walks that a writer outran, the check is left out.
     private static func checkPages(_ environment: Environment, dataFile: String) throws(LedgerError) {
-        let found: (seq: UInt64?, problem: String)?
-        do {
-            found = try environment.read { txn in try pageDamage(txn, dataFile: dataFile) }
-        } catch {
-            throw LedgerError.storage(error, path: (dataFile as NSString).deletingLastPathComponent)
-        }
-        if let found { throw LedgerError(.damaged, "\(dataFile): the data file is damaged: \(found.problem)\(restore)", seq: found.seq) }
-    }
-
-    /// The damage a walk of the pages of `txn`'s commit finds (``/LMDB/PageWalk``), in plain words, and the
-    /// `seq` near it when it is in the log's tree.
-    static func pageDamage(_ txn: ReadTransaction, dataFile: String) throws -> (seq: UInt64?, problem: String)? {
-        let commit = try txn.transactionID
-        // The meta page of the commit can be rewritten by two later commits, which leave its pages alone.
-        for _ in 0..<100 {
-            switch try PageWalk.check(dataFile: dataFile, transactionID: commit) {
-            case .consistent: return nil
-            case .commitReplaced: continue
-            case .damaged(let damage):
-                var seq: UInt64?
-                if damage.database == StorageTable.events.rawValue, let key = damage.nearKey, key.count == 8 {
-                    seq = key.withUnsafeBytes { Keys.decodeSeq($0) }
-                }
-                return (seq, damage.message)
+        var damagedBefore = false
+        for _ in 0..<pageWalkAttempts {
+            let found: PageCheck
+            do {
+                found = try environment.read { txn in try pageCheck(txn, dataFile: dataFile) }
+            } catch {
+                throw LedgerError.storage(error, path: (dataFile as NSString).deletingLastPathComponent)
+            }
+            switch found {
+            case .consistent: return
+            case .commitReplaced: damagedBefore = false
+            case .damaged(let seq, let problem):
+                if damagedBefore { throw LedgerError(.damaged, "\(dataFile): the data file is damaged: \(problem)\(restore)", seq: seq) }
+                damagedBefore = true
             }
         }
-        return nil
+    }
+
+    /// How many times ``checkPages(_:dataFile:)`` walks a data file at most.
+    static let pageWalkAttempts = 8
+
+    /// What a walk of the pages of a read transaction's commit found.
+    enum PageCheck {
+        case consistent
+        /// A later commit rewrote the commit's meta page before the walk read it: nothing was walked.
+        case commitReplaced
+        /// The damage, in plain words, and the `seq` near it when it is in the log's tree.
+        case damaged(seq: UInt64?, problem: String)
+    }
+
+    /// Walks the pages of `txn`'s commit (``/LMDB/PageWalk``).
+    static func pageCheck(_ txn: ReadTransaction, dataFile: String) throws -> PageCheck {
+        switch try PageWalk.check(dataFile: dataFile, transactionID: try txn.transactionID) {
+        case .consistent: return .consistent
+        case .commitReplaced: return .commitReplaced
+        case .damaged(let damage):
+            var seq: UInt64?
+            if damage.database == StorageTable.events.rawValue, let key = damage.nearKey, key.count == 8 {
+                seq = key.withUnsafeBytes { Keys.decodeSeq($0) }
+            }
+            return .damaged(seq: seq, problem: damage.message)
+        }
     }
 
     /// Checks that the head event's stored chain hash is SHA-256 of the previous event's and its own record.
