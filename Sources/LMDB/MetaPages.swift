@@ -52,6 +52,9 @@ public struct MetaPages: Sendable {
     /// The bytes read of each meta page: the page header (16) and `MDB_meta` (136 on 64-bit platforms).
     static let headerSize = 16
     static let readSize = headerSize + 136
+    /// Where a meta page holds its commit's transaction ID (`mm_txnid`): after the page header, `mm_magic`,
+    /// `mm_version`, `mm_address` and `mm_mapsize` (24 bytes), the two `MDB_db` (96) and `mm_last_pg` (8).
+    static let transactionIDOffset = headerSize + 128
 
     /// The meta pages found, in file order: two, or fewer when the file is too short.
     public let pages: [Page]
@@ -107,7 +110,7 @@ public struct MetaPages: Sendable {
                 mapSize: value(meta + 16, UInt64.self), pageSize: value(free, UInt32.self),
                 freeListFlags: value(free + 4, UInt16.self), freeListRoot: value(free + 40, UInt64.self),
                 mainFlags: value(main + 4, UInt16.self), mainRoot: value(main + 40, UInt64.self),
-                lastPage: value(main + 48, UInt64.self), transactionID: value(main + 56, UInt64.self))
+                lastPage: value(main + 48, UInt64.self), transactionID: value(transactionIDOffset, UInt64.self))
         }
     }
 

@@ -143,15 +143,11 @@ public struct PageWalk {
         page = [UInt8](repeating: 0, count: pageSize)
     }
 
-    /// Where a meta page holds its commit's transaction ID (`mm_txnid`): after the page header (16 bytes),
-    /// `mm_magic`, `mm_version`, `mm_address` and `mm_mapsize` (24), the two `MDB_db` (96) and `mm_last_pg` (8).
-    private static let metaTransactionID = 144
-
     private mutating func run(metaPage index: Int, transactionID: UInt64) throws -> Outcome {
         try read(UInt64(index))
         // A later commit may have rewritten the meta page since it was chosen: its trees are not the ones a read
         // transaction keeps, nor is its last page the one the walk counts to.
-        let recorded = page.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: Self.metaTransactionID, as: UInt64.self)) }
+        let recorded = page.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: MetaPages.transactionIDOffset, as: UInt64.self)) }
         guard recorded == transactionID else { return .commitReplaced }
         // MDB_meta after the page header: mm_magic, mm_version, mm_address, mm_mapsize, then the free list's and
         // the main database's MDB_db.

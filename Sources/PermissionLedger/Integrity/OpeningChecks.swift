@@ -54,7 +54,7 @@ extension Ledger {
     }
 
     /// The size of the file at `path` in bytes, or `Int.max` when it cannot be read.
-    private static func size(of path: String) -> Int {
+    static func size(of path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? Int.max
     }
 

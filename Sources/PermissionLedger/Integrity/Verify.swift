@@ -202,7 +202,7 @@ extension Ledger {
         environment: Environment, tables: Tables, path: String, progress: VerificationProgress?, cancellation: Cancellation?
     ) throws -> VerificationReport {
         let dataFile = (path as NSString).appendingPathComponent("data.mdb")
-        let fileSize = ((try? FileManager.default.attributesOfItem(atPath: dataFile))?[.size] as? NSNumber)?.intValue ?? Int.max
+        let fileSize = size(of: dataFile)
         return try environment.read { txn in
             let verifier = Verifier(txn: txn, tables: tables, fileSize: fileSize, progress: progress, cancellation: cancellation)
             let report = try verifier.weigh(try verifier.run(), path: path)
