@@ -107,15 +107,18 @@ struct HandleValues {
         return (Dictionary(zip(tokens.map(\.value), SealedRecord.handles(of: event)), uniquingKeysWith: { first, _ in first }), event.erased)
     }
 
-    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key, or `nil` when the
-    /// subject has no token key (no handle of it was stored yet); the handle itself in a ledger of format 1.
+    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key (or the token an alias
+    /// names for it, ``HandleAliases``), or `nil` when the subject has no token key (no handle of it was stored
+    /// yet); the handle itself in a ledger of format 1.
     ///
     /// The lookup key is the subject's latest, at every as-of point: a handle's rows keep one token through
     /// their history, and rows whose key is gone can no longer be matched, at any point.
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) { return hasher.tokenHandle(handle) }
+        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) {
+            return DataKeys.tokenHandle(kind: handle.kind, token: try HandleAliases.resolve(hasher.token(handle), subject: subject, txn, tables))
+        }
         // No lookup key: the subject's was destroyed by an erasure, or it never stored a handle. A subject with
         // handle rows and no lookup key entry at all is damage, not an answer.
         let prefix = Keys.subjectPrefix(subject)

@@ -200,16 +200,27 @@ public struct LedgerView {
         try forEachStoredEvent(after: after, through: through) { try body(RecordedEvent(stored: $0)) }
     }
 
-    /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set.
-    func forEachStoredEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
+    /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set. With
+    /// `carryingTokens` (an export's), ``PermissionEvent/handleTokens`` is set on each readable event whose tokens
+    /// must carry over into another ledger (``KeyRing/TokenCarry``).
+    func forEachStoredEvent(after: UInt64, through: UInt64, carryingTokens: Bool = false, _ body: (PermissionEvent) throws -> Void) throws {
         guard after < through else { return }
         let cursor = try txn.cursor(tables.events)
+        var carry = KeyRing.TokenCarry()
         var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
             if seq > through { break }
             do {
-                try body(try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables))
+                var event = try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables)
+                let handles = SealedRecord.handles(of: event).count
+                if carryingTokens, event.erased == nil, handles > 0, e.value.count > 32, e.value[32] == SealedRecord.version,
+                   try carry.carries(txn, tables, subject: event.subject, seq: seq) {
+                    let tokens = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: e.value[32...]), checkingTrailer: false).tokenList
+                    // An event an earlier version of the engine wrote has no tokens in its record.
+                    if tokens.count == handles { event.handleTokens = tokens }
+                }
+                try body(event)
             } catch let error as EventRecord.DecodingError {
                 throw LedgerError(.damaged, error.description, seq: seq)
             }
