@@ -27,6 +27,20 @@ struct ErasedExportTests {
         lines.filter { $0.contains("\"subject\":\"\(subject)\"") }
     }
 
+    /// Every fixture, erased or not, into a ledger with keys of its own: the same export and digest.
+    @Test(arguments: Fixtures.valid) func everyFixtureRoundTripsItsExportAndDigest(name: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture(name)
+            let lines = try Self.lines(ledger)
+            let digest = try await ledger.digest()
+            await ledger.close()
+            let copy = try await Self.roundTrip(lines, at: directory + "/copy")
+            #expect(copy.export == lines)
+            #expect(copy.digest == digest)
+        }
+    }
+
     @Test func erasingOneChildOfTheFamilyDayChangesNothingOfTheOthersAndRoundTrips() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
