@@ -189,6 +189,33 @@ extension ErasedExportTests {
         }
     }
 
+    /// An import in two parts, the first before the erasure with a cut: the second part's tokens name values the
+    /// copy already holds under tokens of its own, which they keep, so that each value stays one handle.
+    @Test func tokensGivenForValuesTheLedgerHoldsAlreadyKeepTheTokensItHas() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.append(json:
+                #"{"type":"handles.observed","id":"o1","subject":"kid","occurredAt":"2026-11-20T08:00:00Z","recordedAt":"2026-11-20T08:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"}],"known":[{"value":"+1-555-010-0199","kind":"phoneNumber"}]}"#,
+                #"{"type":"handles.observed","id":"o2","subject":"kid","occurredAt":"2026-11-20T15:00:00Z","recordedAt":"2026-11-20T15:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"},{"value":"+1-555-010-0198","kind":"phoneNumber"}],"known":[{"value":"+1-555-010-0199","kind":"phoneNumber"}]}"#)
+            let copyPath = directory + "/copy"
+            let copy = try Ledger(path: copyPath, options: .seeded("another seed"))
+            try await copy.append(try Self.lines(ledger).map { try decodeEvent($0) })
+            try await ledger.append(json:
+                #"{"type":"subject.erased","id":"e","subject":"kid","occurredAt":"2026-11-20T16:00:00Z","recordedAt":"2026-11-20T16:00:00Z","erasure":{"basis":"retention","before":"2026-11-20T12:00:00Z"}}"#,
+                #"{"type":"handles.observed","id":"o3","subject":"kid","occurredAt":"2026-11-20T17:00:00Z","recordedAt":"2026-11-20T17:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"}],"known":[]}"#)
+            let rest = Array(try Self.lines(ledger).dropFirst(2))
+            #expect(rest[1].contains(#""tokens":["#))
+            try await copy.append(rest.map { try decodeEvent($0) })
+            for one in [ledger, copy] {
+                #expect(try one.read { try $0.knownHandles(subject: "kid") }.isEmpty)
+            }
+            #expect(try await copy.digest() == ledger.digest())
+            await ledger.close()
+            await copy.close()
+            #expect(try await Ledger.verify(path: copyPath).isIntact)
+        }
+    }
+
     @Test func aReadableEventGivenWithTheWrongNumberOfTokensIsRejected() throws {
         let line = #"{"type":"handles.observed","id":"o","subject":"kid","occurredAt":"2026-11-20T15:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"}],"known":[],"tokens":["00112233445566778899aabbccddeeff","00112233445566778899aabbccddeeff"]}"#
         #expect { try decodeEvent(line) } throws: { "\($0)".contains("tokens: lists 2 tokens for the event's 1 handles") }

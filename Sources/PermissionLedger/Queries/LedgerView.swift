@@ -151,8 +151,13 @@ public struct LedgerView {
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
         var values = HandleValues(txn: txn, tables: tables)
-        guard let stored = try values.stored(handle, subject: subject),
-              let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
+        guard let hashed = try values.hashed(handle, subject: subject) else { return false }
+        // The token under the lookup key first: only a value an import gave another token has an alias.
+        var found = try txn.latest(tables.handles, Keys.handle(subject: subject, hashed.handle), atMost: point.seq)
+        if found == nil, let aliased = try values.aliased(hashed, subject: subject) {
+            found = try txn.latest(tables.handles, Keys.handle(subject: subject, aliased), atMost: point.seq)
+        }
+        guard let latest = found else { return false }
         let row = try HandleRow(decoding: latest.value)
         // An erased handle answers as if it were not in the set (docs/spec/PRIVACY.md).
         guard row.known, row.until.map({ $0 > point.time }) ?? true else { return false }

@@ -106,11 +106,30 @@ final class LMDBStore: ProjectionStore {
         return found
     }
 
-    /// The aliases the handles of `event` need whose tokens it carries (``PermissionEvent/handleTokens``, an
-    /// import's): each whose token differs from its token under the subject's lookup key.
-    private func aliases(_ event: PermissionEvent, handles: [CommunicationHandle], tokens: [[UInt8]], _ keyRing: KeyRing) throws -> [(hashed: [UInt8], token: [UInt8])] {
+    /// The tokens of the handles of `event`, which carries `given` (``PermissionEvent/handleTokens``, an
+    /// import's), and the aliases they need. A value the subject already holds keeps the token it has: the one an
+    /// alias names, or its token under the lookup key when its handle values index that (it was recorded without
+    /// given tokens); a value new to the subject takes the given token, with an alias where that differs from its
+    /// token under the lookup key. So a handle has one token whatever the order of its events, and an alias is never
+    /// made for a token whose rows exist (a lookup may try the token under the lookup key first).
+    private func carriedTokens(_ event: PermissionEvent, given: [[UInt8]], _ keyRing: KeyRing) throws -> (tokens: [[UInt8]], aliases: [(hashed: [UInt8], token: [UInt8])]) {
         let hasher = try tokenHasher(subject: event.subject, keyRing).hasher
-        return zip(handles, tokens).map { (hasher.token($0), $1) }.filter { $0.hashed != $0.token }
+        var tokens: [[UInt8]] = []
+        var aliases: [(hashed: [UInt8], token: [UInt8])] = []
+        for (handle, token) in zip(SealedRecord.handles(of: event), given) {
+            let hashed = hasher.token(handle)
+            if let earlier = aliases.first(where: { $0.hashed == hashed }) {
+                tokens.append(earlier.token)
+            } else if let aliased = try HandleAliases.target(of: hashed, subject: event.subject, txn.reader, tables) {
+                tokens.append(aliased)
+            } else if try hashed == token || HandleDirectory.holds(hashed, subject: event.subject, txn.reader, tables) {
+                tokens.append(hashed)
+            } else {
+                tokens.append(token)
+                aliases.append((hashed, token))
+            }
+        }
+        return (tokens, aliases)
     }
 
     /// Writes `aliases` of `subject`'s handles, once its event is stored.
@@ -162,10 +181,11 @@ final class LMDBStore: ProjectionStore {
             recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
+        let carried = try event.handleTokens.map { try carriedTokens(event, given: $0, keyRing) }
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
-            token: { try token($0, subject: event.subject, keyRing) }, secrets: keyRing.secrets)
+            token: { try token($0, subject: event.subject, keyRing) }, givenTokens: carried?.tokens, secrets: keyRing.secrets)
         var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         if let sealing = sealed.sealing {
             if tables.tree != nil {
@@ -180,7 +200,7 @@ final class LMDBStore: ProjectionStore {
         if !handles.isEmpty {
             recordingTokens.subject = event.subject
             let tokens = sealed.record.tokenList
-            if event.handleTokens != nil { made.aliases = try aliases(event, handles: handles, tokens: tokens, keyRing) }
+            made.aliases = carried?.aliases ?? []
             for (handle, token) in zip(handles, tokens) {
                 recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
             }

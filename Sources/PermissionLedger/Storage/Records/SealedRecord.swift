@@ -57,10 +57,11 @@ import PermissionModel
     /// ``seal(_:seq:recordedAt:eventKey:tokens:secrets:)`` but for the sealed box itself: the record with its box
     /// empty, the salt, and what sealing the box takes (`nil` when the event has no personal field), so that the
     /// box can be sealed on another thread. The record is whole once the box is put in it. Its handles' tokens are
-    /// the event's ``PermissionEvent/handleTokens`` when it carries them, else `token` of each.
+    /// `givenTokens` when given (an import's, ``PermissionEvent/handleTokens``), else `token` of each.
     static func prepare(
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
-        eventKey: @autoclosure () throws -> SymmetricKey, token: (CommunicationHandle) throws -> [UInt8], secrets: SecretSource
+        eventKey: @autoclosure () throws -> SymmetricKey, token: (CommunicationHandle) throws -> [UInt8], givenTokens: [[UInt8]]? = nil,
+        secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?, sealing: SealedFields.Sealing?) {
         let fields = PersonalFields(of: event)
         var salt: [UInt8]?
@@ -79,7 +80,7 @@ import PermissionModel
         let sealing = try salt.map { try SealedFields.sealing(fields, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq) }
         var tokens: [UInt8] = []
         let handles = handles(of: event)
-        if let given = event.handleTokens {
+        if let given = givenTokens {
             tokens = given.flatMap { $0 }
         } else {
             for handle in handles { tokens += try token(handle) }
