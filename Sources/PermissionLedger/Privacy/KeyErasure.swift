@@ -120,7 +120,8 @@ extension KeyRing {
 
     /// Deletes `subject`'s handle values (``HandleDirectory``) and aliases (``HandleAliases``), whose key the erasure
     /// destroys; after an erasure before a time, writes again, under a new values key from `erasureSeq`, the values
-    /// that the subject's events still readable hold, and their aliases. Called once the erasure's keys are marked, so that the erased events read as erased.
+    /// that the subject's events still readable hold, and their aliases. Called once the erasure's keys are marked,
+    /// so that the erased events read as erased.
     private func rewriteHandleValues(_ txn: WriteTransaction, _ tables: Tables, subject: String, whole: Bool, erasureSeq: UInt64) throws {
         guard tables.handleValues != nil else { return }
         try HandleDirectory.delete(subject: subject, txn, tables)
