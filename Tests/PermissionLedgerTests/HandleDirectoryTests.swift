@@ -146,7 +146,7 @@ struct HandleDirectoryTests {
         try environment.close()
     }
 
-    @Test func verifyFindsAChangedChunkAForeignTokenAMissingChunkAStrayEntryAndAStrayAliasWithoutAKey() async throws {
+    @Test func verifyFindsAChangedChunkAForeignTokenAMissingChunkAndAStrayEntryWithoutAKey() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
             let ledger = try Ledger(path: path, options: .seeded("directory damage"))
@@ -169,9 +169,6 @@ struct HandleDirectoryTests {
                 }),
                 ("an entry of no known form", { txn, db in
                     try txn.put(db, key: prefix + [3, 1, 2], value: [])
-                }),
-                ("an alias of kid-ava's in the handleValues table names a handle its values do not hold", { txn, db in
-                    try txn.put(db, key: HandleAliases.key(prefix, hashed: [UInt8](repeating: 7, count: 16)), value: [UInt8](repeating: 8, count: 16))
                 }),
             ]
             for (problem, damage) in damages {

@@ -15,17 +15,12 @@ final class ErasedReading {
             throw PermissionModelError("must be 64 lowercase hex digits", field: "commitment")
         }
         self.commitment = commitment.bytes
-        tokens = try Self.tokens(fields) ?? []
-    }
-
-    /// The `tokens` member of an exported event, erased or not: each handle's token in hex; `nil` when absent.
-    static func tokens(_ fields: Fields) throws(PermissionModelError) -> [[UInt8]]? {
-        try fields.optionalArray("tokens") { (value: JSONValue, path: String) throws(PermissionModelError) in
+        tokens = try fields.optionalArray("tokens") { (value: JSONValue, path: String) throws(PermissionModelError) in
             guard case .string(let text) = value, let token = hexBytes(text), token.count == DataKeys.tokenSize else {
                 throw PermissionModelError("must be \(DataKeys.tokenSize * 2) lowercase hex digits", field: path)
             }
             return token
-        }
+        } ?? []
     }
 
     /// An erased text: `name` is `null` and the object holds `"erased"`. Returns the empty text that stands for it.

@@ -151,13 +151,6 @@ public enum EventJSON {
         if let erased {
             guard salt == nil else { throw PermissionModelError("an erased event has no salt", field: "salt") }
             (event.erased, event.erasedFields) = try erased.finish()
-        } else if let tokens = try ErasedReading.tokens(fields) {
-            // A readable event's tokens carry over where an erasure before a cut left its lookup key.
-            let handles = SealedRecord.handles(of: event).count
-            guard tokens.count == handles else {
-                throw PermissionModelError("lists \(tokens.count) tokens for the event's \(handles) handles", field: "tokens")
-            }
-            event.handleTokens = tokens
         }
         return event
     }

@@ -4,7 +4,7 @@ import PermissionModel
 extension EventJSON {
     /// The event as one JSON line (without `\n`), keys in a fixed order:
     /// `seq`, `type`, `id`, `subject`, `occurredAt`, `recordedAt`, the payload's fields, `salt` (or, erased,
-    /// `commitment`), `tokens` when the event carries them, `hash`.
+    /// `commitment` and `tokens`), `hash`.
     /// Absent optional fields are left out.
     public static func encode(_ event: PermissionEvent) -> String {
         var w = JSONWriter()
@@ -17,23 +17,17 @@ extension EventJSON {
         if let salt = event.salt { w.key("salt"); w.string(hexString(salt)) }
         if let erased = event.erasedFields {
             w.key("commitment"); w.string(hexString(erased.commitment))
-            writeTokens(erased.tokens, to: &w)
-        } else if let tokens = event.handleTokens {
-            writeTokens(tokens, to: &w)
+            if !erased.tokens.isEmpty {
+                w.key("tokens"); w.raw("[")
+                for (i, token) in erased.tokens.enumerated() {
+                    if i > 0 { w.raw(",") }
+                    w.string(hexString(token))
+                }
+                w.raw("]")
+            }
         }
         if let hash = event.hash { w.key("hash"); w.string(hash.description) }
         w.raw("}")
-    }
-
-    /// `"tokens"`, each handle's token in hex, unless there are none.
-    private static func writeTokens(_ tokens: [[UInt8]], to w: inout JSONWriter) {
-        guard !tokens.isEmpty else { return }
-        w.key("tokens"); w.raw("[")
-        for (i, token) in tokens.enumerated() {
-            if i > 0 { w.raw(",") }
-            w.string(hexString(token))
-        }
-        w.raw("]")
     }
 
     /// How an encoding writes an event's personal values (docs/spec/PRIVACY.md, "Personal fields").

@@ -33,12 +33,6 @@ public struct PermissionEvent: Hashable, Sendable {
     /// exports, and given on import, so that an import of an erased event restores its record and hash. Not
     /// compared by `==`, as ``salt`` is not.
     public var erasedFields: ErasedFields?
-    /// The tokens of the event's handles (16 bytes each, in the order of its personal fields) as the ledger it was
-    /// read from holds them, when they must carry over into another ledger: set on events read back that share a
-    /// lookup key with an event erased before a cut, written in exports, and given on import, where the tokens are
-    /// taken as given (docs/STORAGE.md, "Exports of erased events"). `nil` lets the ledger compute them. Not
-    /// compared by `==`, as ``salt`` is not.
-    public var handleTokens: [[UInt8]]?
 
     /// Creates an event to append. Leave `recordedAt`, `seq` and `hash` out to let the ledger assign them;
     /// when given, the ledger checks them instead (see docs/spec/EVENTS.md). The payload's rules are checked on append.

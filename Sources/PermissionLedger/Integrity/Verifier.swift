@@ -160,9 +160,9 @@ final class Verifier {
     private var namedHandles: [(subject: String, seq: UInt64, recordedAt: Timestamp, tokens: [String])] = []
 
     /// Checks the `handleValues` table without a key (docs/STORAGE.md, "Handle values"): each entry's form, each
-    /// chunk's checksum, chunks numbered from 0 and filled in order, each subject's index holding only tokens
-    /// of its events that no erasure covers (not all of them: an event an earlier version of the engine wrote has
-    /// none, and is read from itself), and its aliases naming only tokens its index holds.
+    /// chunk's checksum, chunks numbered from 0 and filled in order, and each subject's index holding only tokens
+    /// of its events that no erasure covers. (Not all of them: an event an earlier version of the engine wrote has
+    /// none, and is read from itself.)
     private func checkHandleValues(_ db: Database) throws -> VerificationReport? {
         let table = StorageTable.handleValues
         try at(.table(table), 1)
@@ -174,8 +174,6 @@ final class Verifier {
         var indexed: [String: Set<String>] = [:]
         var chunks: [String: [UInt64]] = [:]
         var entriesByChunk: [String: [UInt64: Int]] = [:]
-        /// The tokens each subject's aliases name (``HandleAliases``).
-        var aliased: [String: Set<String>] = [:]
         let cursor = try txn.cursor(db)
         var entry = try cursor.first()
         var count = 0
@@ -195,8 +193,6 @@ final class Verifier {
             case 2 where rest.count == DataKeys.tokenSize && e.value.count == 8:
                 indexed[subject, default: []].insert(DataKeys.base64URL(rest))
                 entriesByChunk[subject, default: [:]][Keys.decodeSeq(e.value), default: 0] += 1
-            case HandleAliases.kind where rest.count == DataKeys.tokenSize && e.value.count == DataKeys.tokenSize:
-                aliased[subject, default: []].insert(DataKeys.base64URL(e.value))
             default:
                 return damaged(1, "the \(table.rawValue) table holds an entry of no known form")
             }
@@ -206,13 +202,10 @@ final class Verifier {
             count += 1
             entry = try cursor.next()
         }
-        for subject in Set(expected.keys).union(indexed.keys).union(chunks.keys).union(aliased.keys) {
+        for subject in Set(expected.keys).union(indexed.keys).union(chunks.keys) {
             let tokens = indexed[subject] ?? []
             guard tokens.isSubset(of: expected[subject] ?? []) else {
                 return damaged(1, "the \(table.rawValue) table indexes a handle that none of \(subject)'s events that no erasure covers holds")
-            }
-            guard (aliased[subject] ?? []).isSubset(of: tokens) else {
-                return damaged(1, "an alias of \(subject)'s in the \(table.rawValue) table names a handle its values do not hold")
             }
             let capacity = HandleDirectory.capacity
             let chunkCount = (tokens.count + capacity - 1) / capacity

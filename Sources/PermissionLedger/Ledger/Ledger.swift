@@ -532,7 +532,7 @@ public final class Ledger: Sendable {
 
     private func forEachEvent(after: UInt64, cancellation: Cancellation?, _ body: (RecordedEvent) throws -> Void) throws {
         try read { view in
-            try view.forEachStoredEvent(after: after, through: view.head.seq, carryingTokens: true) { event in
+            try view.forEachStoredEvent(after: after, through: view.head.seq) { event in
                 try cancellation?.check(every: cancellationInterval, event.seq!)
                 try body(RecordedEvent(stored: event))
             }

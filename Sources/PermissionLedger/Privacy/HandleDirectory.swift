@@ -192,12 +192,6 @@ enum HandleDirectory {
         }
     }
 
-    /// Whether `subject`'s directory holds the value whose token is `token`.
-    static func holds(_ token: [UInt8], subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> Bool {
-        guard let db = tables.handleValues else { return false }
-        return try txn.get(db, key: indexKey(Keys.subjectPrefix(subject), token: token)) != nil
-    }
-
     /// Deletes every entry of `subject`'s directory, in `txn`.
     static func delete(subject: String, _ txn: WriteTransaction, _ tables: Tables) throws {
         guard let db = tables.handleValues else { return }

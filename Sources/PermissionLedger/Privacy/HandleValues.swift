@@ -107,26 +107,15 @@ struct HandleValues {
         return (Dictionary(zip(tokens.map(\.value), SealedRecord.handles(of: event)), uniquingKeysWith: { first, _ in first }), event.erased)
     }
 
-    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key (or the token an alias
-    /// names for it, ``HandleAliases``), or `nil` when the subject has no token key (no handle of it was stored
-    /// yet); the handle itself in a ledger of format 1.
+    /// `handle` as the tables of `subject` hold it: its token under the subject's lookup key, or `nil` when the
+    /// subject has no token key (no handle of it was stored yet); the handle itself in a ledger of format 1.
     ///
     /// The lookup key is the subject's latest, at every as-of point: a handle's rows keep one token through
     /// their history, and rows whose key is gone can no longer be matched, at any point.
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
-        guard let hashed = try hashed(handle, subject: subject) else { return nil }
-        return try aliased(hashed, subject: subject) ?? hashed.handle
-    }
-
-    /// ``stored(_:subject:)`` without the alias: `handle` as the tables hold it when it has none, and its token
-    /// under the subject's lookup key (`nil` in a ledger of format 1, which holds values).
-    func hashed(_ handle: CommunicationHandle, subject: String) throws -> (handle: CommunicationHandle, token: [UInt8]?)? {
-        guard holdsTokens else { return (handle, nil) }
+        guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) {
-            let token = hasher.token(handle)
-            return (DataKeys.tokenHandle(kind: handle.kind, token: token), token)
-        }
+        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) { return hasher.tokenHandle(handle) }
         // No lookup key: the subject's was destroyed by an erasure, or it never stored a handle. A subject with
         // handle rows and no lookup key entry at all is damage, not an answer.
         let prefix = Keys.subjectPrefix(subject)
@@ -135,12 +124,5 @@ struct HandleValues {
             throw LedgerError(.damaged, "\(subject) has handles in the tables but no lookup key in the keys table")
         }
         return nil
-    }
-
-    /// The handle as the tables hold it when an alias names another token for `hashed` (``hashed(_:subject:)``):
-    /// a lookup that finds no rows under the token itself looks here, as a value with an alias has none.
-    func aliased(_ hashed: (handle: CommunicationHandle, token: [UInt8]?), subject: String) throws -> CommunicationHandle? {
-        guard let token = hashed.token else { return nil }
-        return try HandleAliases.target(of: token, subject: subject, txn, tables).map { DataKeys.tokenHandle(kind: hashed.handle.kind, token: $0) }
     }
 }

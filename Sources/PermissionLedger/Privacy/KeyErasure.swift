@@ -118,10 +118,9 @@ extension KeyRing {
         return true
     }
 
-    /// Deletes `subject`'s handle values (``HandleDirectory``) and aliases (``HandleAliases``), whose key the erasure
-    /// destroys; after an erasure before a time, writes again, under a new values key from `erasureSeq`, the values
-    /// that the subject's events still readable hold, and their aliases. Called once the erasure's keys are marked,
-    /// so that the erased events read as erased.
+    /// Deletes `subject`'s handle values (``HandleDirectory``), whose key the erasure destroys; after an erasure
+    /// before a time, writes again, under a new values key from `erasureSeq`, the values that the subject's events
+    /// still readable hold. Called once the erasure's keys are marked, so that the erased events read as erased.
     private func rewriteHandleValues(_ txn: WriteTransaction, _ tables: Tables, subject: String, whole: Bool, erasureSeq: UInt64) throws {
         guard tables.handleValues != nil else { return }
         try HandleDirectory.delete(subject: subject, txn, tables)
@@ -131,12 +130,6 @@ extension KeyRing {
             if let found = try HandleDirectory.entries(ofEventAt: seq, txn.reader, tables) { kept += found.entries }
         }
         try HandleDirectory.add(kept, subject: subject, seq: erasureSeq, txn, tables, self)
-        // The aliases of the values left readable (the lookup key is kept), which the deletion took with the rest.
-        guard !kept.isEmpty else { return }
-        let hasher = try tokenHasherForWriting(txn, tables, subject: subject, seq: erasureSeq)
-        for entry in kept {
-            try HandleAliases.put(hashed: hasher.token(entry.handle), token: entry.token, subject: subject, txn, tables)
-        }
     }
 
     /// The erasure that made the personal fields of `subject`'s event at `seq`, recorded at `recordedAt`,
@@ -187,42 +180,6 @@ extension KeyRing {
             guard has else { return nil }
             let (seq, recordedAt) = try event()
             return try KeyRing.erasure(txn, tables, subject: subject, seq: seq, recordedAt: recordedAt)
-        }
-    }
-
-    /// Which readable events carry their handles' tokens into an export (docs/STORAGE.md, "Exports of erased
-    /// events"): those that share their subject's lookup key with an erasure before a cut, which keeps that key
-    /// for the handles after the cut, so that an event erased before the cut and a readable one name a value by the
-    /// same token. A whole erasure destroys the key, so such an event is one with no whole erasure of its subject
-    /// between it and an erasure with a cut. Each subject's erasure entries are read once.
-    struct TokenCarry {
-        /// Each subject's erasures, by seq, and whether each has a cut; empty for a subject with none.
-        private var erasures: [String: [(seq: UInt64, cut: Bool)]] = [:]
-
-        /// Whether `subject`'s readable event at `seq` carries its tokens.
-        mutating func carries(_ txn: ReadTransaction, _ tables: Tables, subject: String, seq: UInt64) throws -> Bool {
-            if erasures[subject] == nil { erasures[subject] = try Self.read(txn, tables, subject: subject) }
-            let list = erasures[subject]!
-            guard list.contains(where: \.cut) else { return false }
-            // The generation of the lookup key that holds at a seq: how many whole erasures come before it.
-            func generation(_ at: UInt64) -> Int { list.count { !$0.cut && $0.seq < at } }
-            let own = generation(seq)
-            return list.contains { $0.cut && generation($0.seq) == own }
-        }
-
-        private static func read(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> [(seq: UInt64, cut: Bool)] {
-            guard let keys = tables.keys else { return [] }
-            let prefix = entry(subject: subject, .erasure)
-            let cursor = try txn.cursor(keys)
-            var found: [(seq: UInt64, cut: Bool)] = []
-            var e = try cursor.seek(atOrAfter: prefix)
-            while let entry = e, entry.key.count == prefix.count + 8, entry.key.starts(with: prefix) {
-                if let (_, before) = decodeErasureValue(entry.value) {
-                    found.append((Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...])), before != nil))
-                }
-                e = try cursor.next()
-            }
-            return found
         }
     }
 

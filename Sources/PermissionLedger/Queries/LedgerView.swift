@@ -151,13 +151,8 @@ public struct LedgerView {
     /// Whether `subject` may talk to `handle` at the point.
     public func isKnownHandle(_ handle: CommunicationHandle, subject: String) throws -> Bool {
         var values = HandleValues(txn: txn, tables: tables)
-        guard let hashed = try values.hashed(handle, subject: subject) else { return false }
-        // The token under the lookup key first: only a value an import gave another token has an alias.
-        var found = try txn.latest(tables.handles, Keys.handle(subject: subject, hashed.handle), atMost: point.seq)
-        if found == nil, let aliased = try values.aliased(hashed, subject: subject) {
-            found = try txn.latest(tables.handles, Keys.handle(subject: subject, aliased), atMost: point.seq)
-        }
-        guard let latest = found else { return false }
+        guard let stored = try values.stored(handle, subject: subject),
+              let latest = try txn.latest(tables.handles, Keys.handle(subject: subject, stored), atMost: point.seq) else { return false }
         let row = try HandleRow(decoding: latest.value)
         // An erased handle answers as if it were not in the set (docs/spec/PRIVACY.md).
         guard row.known, row.until.map({ $0 > point.time }) ?? true else { return false }
@@ -205,27 +200,16 @@ public struct LedgerView {
         try forEachStoredEvent(after: after, through: through) { try body(RecordedEvent(stored: $0)) }
     }
 
-    /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set. With
-    /// `carryingTokens` (an export's), ``PermissionEvent/handleTokens`` is set on each readable event whose tokens
-    /// must carry over into another ledger (``KeyRing/TokenCarry``).
-    func forEachStoredEvent(after: UInt64, through: UInt64, carryingTokens: Bool = false, _ body: (PermissionEvent) throws -> Void) throws {
+    /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set.
+    func forEachStoredEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
         guard after < through else { return }
         let cursor = try txn.cursor(tables.events)
-        var carry = KeyRing.TokenCarry()
         var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
             if seq > through { break }
             do {
-                var event = try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables)
-                let handles = SealedRecord.handles(of: event).count
-                if carryingTokens, event.erased == nil, handles > 0, e.value.count > 32, e.value[32] == SealedRecord.version,
-                   try carry.carries(txn, tables, subject: event.subject, seq: seq) {
-                    let tokens = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: e.value[32...]), checkingTrailer: false).tokenList
-                    // An event an earlier version of the engine wrote has no tokens in its record.
-                    if tokens.count == handles { event.handleTokens = tokens }
-                }
-                try body(event)
+                try body(try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables))
             } catch let error as EventRecord.DecodingError {
                 throw LedgerError(.damaged, error.description, seq: seq)
             }

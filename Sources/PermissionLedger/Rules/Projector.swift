@@ -47,11 +47,6 @@ import PermissionModel
             }
             var tokens = fields.tokens.makeIterator()
             input = SealedRecord.replacingHandles(of: input) { DataKeys.markedTokenHandle(kind: $0.kind, token: tokens.next()!) }
-        } else if let tokens = input.handleTokens, storedRecord == nil {
-            let handles = SealedRecord.handles(of: input)
-            guard tokens.count == handles.count, tokens.allSatisfy({ $0.count == DataKeys.tokenSize }) else {
-                throw reject("tokens: the event has \(handles.count) handles and \(tokens.count) tokens; each token is \(DataKeys.tokenSize) bytes")
-            }
         }
         // Events made in Swift meet the same rules as those read from JSON Lines.
         try Self.checkShape(&input, appending: storedRecord == nil, reject: reject)

@@ -66,9 +66,8 @@ final class LMDBStore: ProjectionStore {
 
     /// The token hashes of the subjects whose handles this transaction tokenized, with the seq they were found for:
     /// a subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one
-    /// until a new generation starts, which only an erasure does. With each, whether the subject has aliases
-    /// (``HandleAliases``), which its tokens are then looked up in.
-    private var tokenHashers: [ByteKey: (hasher: TokenHasher, aliased: Bool)] = [:]
+    /// until a new generation starts, which only an erasure does.
+    private var tokenHashers: [ByteKey: TokenHasher] = [:]
     /// The seq of the event whose record was made last: the one the rules are applying.
     private var recordingSeq: UInt64 = 0
     /// The tokens of the handles of the event whose record was made last, of its subject: the rules look its
@@ -82,61 +81,17 @@ final class LMDBStore: ProjectionStore {
         if let token = DataKeys.givenToken(handle) { return token }
         guard rewritesLog, let keyRing = tables.keyRing else { return handle }
         if recordingTokens.subject == subject, let token = recordingTokens.tokens[handle] { return token }
-        return DataKeys.tokenHandle(kind: handle.kind, token: try token(handle, subject: subject, keyRing))
+        return try tokenHasher(subject: subject, keyRing).tokenHandle(handle)
     }
 
-    /// The token the tables hold for `subject`'s `handle`: its token under the subject's lookup key, or the one
-    /// an alias names for it.
-    private func token(_ handle: CommunicationHandle, subject: String, _ keyRing: KeyRing) throws -> [UInt8] {
-        let (hasher, aliased) = try tokenHasher(subject: subject, keyRing)
-        let hashed = hasher.token(handle)
-        return aliased ? try HandleAliases.resolve(hashed, subject: subject, txn.reader, tables) : hashed
-    }
-
-    /// The token hash of `subject`'s handles in the event being written, and whether the subject has aliases,
-    /// found once per transaction.
-    private func tokenHasher(subject: String, _ keyRing: KeyRing) throws -> (hasher: TokenHasher, aliased: Bool) {
+    /// The token hash of `subject`'s handles in the event being written, found once per transaction.
+    private func tokenHasher(subject: String, _ keyRing: KeyRing) throws -> TokenHasher {
         let key = ByteKey(Array(subject.utf8))
         if let known = tokenHashers[key] { return known }
         if tokenHashers.count >= cacheLimit { tokenHashers.removeAll() }
-        let found = (
-            hasher: try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq),
-            aliased: try HandleAliases.any(subject: subject, txn.reader, tables))
-        tokenHashers[key] = found
-        return found
-    }
-
-    /// The tokens of the handles of `event`, which carries `given` (``PermissionEvent/handleTokens``, an
-    /// import's), and the aliases they need. A value the subject already holds keeps the token it has: the one an
-    /// alias names, or its token under the lookup key when its handle values index that (it was recorded without
-    /// given tokens); a value new to the subject takes the given token, with an alias where that differs from its
-    /// token under the lookup key. So a handle has one token whatever the order of its events, and an alias is never
-    /// made for a token whose rows exist (a lookup may try the token under the lookup key first).
-    private func carriedTokens(_ event: PermissionEvent, given: [[UInt8]], _ keyRing: KeyRing) throws -> (tokens: [[UInt8]], aliases: [(hashed: [UInt8], token: [UInt8])]) {
-        let hasher = try tokenHasher(subject: event.subject, keyRing).hasher
-        var tokens: [[UInt8]] = []
-        var aliases: [(hashed: [UInt8], token: [UInt8])] = []
-        for (handle, token) in zip(SealedRecord.handles(of: event), given) {
-            let hashed = hasher.token(handle)
-            if let earlier = aliases.first(where: { $0.hashed == hashed }) {
-                tokens.append(earlier.token)
-            } else if let aliased = try HandleAliases.target(of: hashed, subject: event.subject, txn.reader, tables) {
-                tokens.append(aliased)
-            } else if try hashed == token || HandleDirectory.holds(hashed, subject: event.subject, txn.reader, tables) {
-                tokens.append(hashed)
-            } else {
-                tokens.append(token)
-                aliases.append((hashed, token))
-            }
-        }
-        return (tokens, aliases)
-    }
-
-    /// Writes `aliases` of `subject`'s handles, once its event is stored.
-    private func putAliases(_ aliases: [(hashed: [UInt8], token: [UInt8])], subject: String) throws {
-        for alias in aliases { try HandleAliases.put(hashed: alias.hashed, token: alias.token, subject: subject, txn, tables) }
-        let key = ByteKey(Array(subject.utf8))
-        if let known = tokenHashers[key] { tokenHashers[key] = (known.hasher, true) }
+        let hasher = try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq)
+        tokenHashers[key] = hasher
+        return hasher
     }
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
@@ -181,11 +136,10 @@ final class LMDBStore: ProjectionStore {
             recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
-        let carried = try event.handleTokens.map { try carriedTokens(event, given: $0, keyRing) }
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
-            token: { try token($0, subject: event.subject, keyRing) }, givenTokens: carried?.tokens, secrets: keyRing.secrets)
+            tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
         var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         if let sealing = sealed.sealing {
             if tables.tree != nil {
@@ -200,7 +154,6 @@ final class LMDBStore: ProjectionStore {
         if !handles.isEmpty {
             recordingTokens.subject = event.subject
             let tokens = sealed.record.tokenList
-            made.aliases = carried?.aliases ?? []
             for (handle, token) in zip(handles, tokens) {
                 recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
             }
@@ -416,7 +369,6 @@ final class LMDBStore: ProjectionStore {
             if tables.tree == nil { try txn.put(tables.events, key: seqKey, value: hash.bytes + record, flags: .append) }
             if let recorded, recorded.seq == seq, !recorded.handleValues.isEmpty, let keyRing = tables.keyRing {
                 try pendingChunks.add(recorded.handleValues, subject: event.subject, seq: seq, txn, tables, keyRing)
-                if !recorded.aliases.isEmpty { try putAliases(recorded.aliases, subject: event.subject) }
             }
             try txn.put(tables.subjectEvents, key: Keys.versioned(Keys.subjectPrefix(event.subject), seq), value: [])
         } else {
@@ -467,8 +419,6 @@ final class LMDBStore: ProjectionStore {
         var sealing: (record: SealedRecord, sealing: SealedFields.Sealing)?
         /// The values of its handles, by token: added to ``pendingChunks`` once the event is stored.
         var handleValues: [HandleDirectory.Entry] = []
-        /// The aliases its handles need (``HandleAliases``), written once the event is stored.
-        var aliases: [(hashed: [UInt8], token: [UInt8])] = []
     }
     private var recorded: Recorded?
     /// The right edge of the Merkle tree, for the leaves this transaction adds.

@@ -48,20 +48,17 @@ import PermissionModel
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
         eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?) {
-        var (record, salt, sealing) = try prepare(
-            event, seq: seq, recordedAt: recordedAt, eventKey: try eventKey(), token: { try tokenHasher().token($0) }, secrets: secrets)
+        var (record, salt, sealing) = try prepare(event, seq: seq, recordedAt: recordedAt, eventKey: try eventKey(), tokens: try tokenHasher(), secrets: secrets)
         if let sealing { record.box = try sealing.sealed() }
         return (record, salt)
     }
 
     /// ``seal(_:seq:recordedAt:eventKey:tokens:secrets:)`` but for the sealed box itself: the record with its box
     /// empty, the salt, and what sealing the box takes (`nil` when the event has no personal field), so that the
-    /// box can be sealed on another thread. The record is whole once the box is put in it. Its handles' tokens are
-    /// `givenTokens` when given (an import's, ``PermissionEvent/handleTokens``), else `token` of each.
+    /// box can be sealed on another thread. The record is whole once the box is put in it.
     static func prepare(
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
-        eventKey: @autoclosure () throws -> SymmetricKey, token: (CommunicationHandle) throws -> [UInt8], givenTokens: [[UInt8]]? = nil,
-        secrets: SecretSource
+        eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?, sealing: SealedFields.Sealing?) {
         let fields = PersonalFields(of: event)
         var salt: [UInt8]?
@@ -80,10 +77,9 @@ import PermissionModel
         let sealing = try salt.map { try SealedFields.sealing(fields, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq) }
         var tokens: [UInt8] = []
         let handles = handles(of: event)
-        if let given = givenTokens {
-            tokens = given.flatMap { $0 }
-        } else {
-            for handle in handles { tokens += try token(handle) }
+        if !handles.isEmpty {
+            let hasher = try tokenHasher()
+            for handle in handles { tokens += hasher.token(handle) }
         }
         return (SealedRecord(chained: chained, box: [], tokens: tokens), salt, sealing)
     }
