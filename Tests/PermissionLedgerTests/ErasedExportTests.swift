@@ -116,6 +116,25 @@ struct ErasedExportTests {
 }
 
 extension ErasedExportTests {
+    /// An export never ties an erased value to a readable one: a value observed before the cut and again after it
+    /// is one handle in the ledger, but no token of the erased event's line stands on the readable event's line,
+    /// which would tell any reader of the export what the erased value was (docs/DECISIONS.md).
+    @Test func anExportDoesNotTieAnErasedValueToTheSameValueReadableAfterTheCut() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.append(json:
+                #"{"type":"handles.observed","id":"o1","subject":"kid","occurredAt":"2026-11-20T08:00:00Z","recordedAt":"2026-11-20T08:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"}],"known":[{"value":"+1-555-010-0199","kind":"phoneNumber"}]}"#,
+                #"{"type":"handles.observed","id":"o2","subject":"kid","occurredAt":"2026-11-20T15:00:00Z","recordedAt":"2026-11-20T15:00:00Z","checked":[{"value":"+1-555-010-0199","kind":"phoneNumber"}],"known":[{"value":"+1-555-010-0199","kind":"phoneNumber"}]}"#,
+                #"{"type":"subject.erased","id":"e","subject":"kid","occurredAt":"2026-11-20T16:00:00Z","recordedAt":"2026-11-20T16:00:00Z","erasure":{"basis":"retention","before":"2026-11-20T12:00:00Z"}}"#)
+            let lines = try Self.lines(ledger)
+            let token = try #require(lines[0].firstMatch(of: #/"tokens":\["([0-9a-f]{32})"/#)).output.1
+            #expect(lines[1].contains("+15550100199"))
+            #expect(!lines[1].contains(String(token)))
+            // The ledger holds the value once: the later observation's row is the erased one's.
+            #expect(try ledger.read { try $0.knownHandles(subject: "kid") }.count == 1)
+        }
+    }
+
     /// An erasure with a cut keeps the subject's lookup key, for the handles after the cut: a value erased before
     /// the cut and recorded again after it is one handle to the rules there, and two in an import, which cannot
     /// link the erased token to the value (docs/DECISIONS.md, "An import after an erasure with a cut").
