@@ -93,9 +93,8 @@ import Testing
         let committed = try decodeEvent(#"{"type":"handles.observed","id":"ev-3","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)
         let other = try decodeEvent(#"{"type":"handles.observed","id":"ev-3","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"sk8rboi","kind":"custom"}],"known":[]}"#)
         var record = try Self.sealed(committed, dayKey: dayKey, lookupKey: secrets.key(for: "k11"), secrets: secrets)
-        let (envelope, commitment) = try record.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
-        let salted = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: true)
-        let unsalted = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: false)
+        let salted = try record.open(eventKey: eventKey, salted: true)
+        let unsalted = try record.open(eventKey: eventKey, salted: false)
         #expect(salted.salt != nil && salted.event.salt == salted.salt)
         #expect(unsalted.salt == nil && unsalted.event.salt == nil)
         #expect(EventRecord.encode(unsalted.event, recordedAt: Self.recordedAt) == EventRecord.encode(salted.event, recordedAt: Self.recordedAt))
@@ -104,11 +103,53 @@ import Testing
         record.box = try SealedFields.seal(
             PersonalFields(of: other), salt: salted.salt!, key: eventKey, additionalData: record.chained, secrets: secrets, seq: 8)
         #expect(throws: EventRecord.DecodingError.self) {
-            try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: true)
+            try record.open(eventKey: eventKey, salted: true)
         }
-        let shown = try record.open(envelope: envelope, commitment: commitment, eventKey: eventKey, salted: false).event
+        let shown = try record.open(eventKey: eventKey, salted: false).event
         guard case .handlesObserved(let checked, _) = shown.payload else { Issue.record("not an observation"); return }
         #expect(checked.map(\.value) == ["sk8rboi"])
+    }
+
+    /// The opened fields are read as the event's decoding asks for them: a box whose fields do not fit the
+    /// envelope (one a key holder sealed under the record's chained bytes) is damage, said as such, and never an
+    /// event with a value out of place, whether the reading checks the commitment or not.
+    @Test func sealedFieldsThatDoNotFitTheEnvelopeAreRefused() throws {
+        let secrets = SecretSource.seeded("misfit")
+        let eventKey = DataKeys.eventKey(dayKey: secrets.key(for: "k12"), seq: 7)
+        let event = try decodeEvent(#"{"type":"question.asked","id":"ev-1","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","question":{"id":"6A3F1C2E-0000-4000-8000-000000000001","topic":{"communication":{"people":[{"handle":{"value":"+15551234567","kind":"phoneNumber"},"name":{"givenName":"Ada"}}]}}}}"#)
+        var record = try Self.sealed(event, dayKey: secrets.key(for: "k12"), lookupKey: secrets.key(for: "k13"), secrets: secrets)
+        func entry(_ code: UInt8, _ text: String) -> [UInt8] { [code, UInt8(text.utf8.count)] + Array(text.utf8) }
+        let handle = entry(1, "+15551234567"), name = entry(2, "") + entry(4, "Ada")
+        let choices = entry(10, "Approve") + entry(10, "Decline")
+        let cases: [(String, [UInt8], String)] = [
+            ("as sealed", handle + name + choices, ""),
+            ("a choice's title missing", handle + name + entry(10, "Approve"), "expected choiceTitle, found none"),
+            ("a value too many", handle + name + choices + entry(10, "Later"), "left over"),
+            ("a description for the handle", entry(9, "Update") + name + choices, "expected handleValue, found description"),
+            ("an empty handle", entry(1, "") + name + choices, "an empty handle"),
+            ("a given name without a name", handle + entry(4, "Ada") + choices, "expected choiceTitle, found givenName"),
+            ("an unknown field", handle + [99, 0] + choices, "unknown personal field 99"),
+            ("a value that is not UTF-8", [1, 2, 0xC3, 0x28] + name + choices, "not UTF-8"),
+            ("a cut value", handle + name + entry(10, "Approve") + [10, 9, 65], "exceeds the record"),
+        ]
+        let salt = secrets.bytes(32, for: "salt 7")
+        for (what, fields, reason) in cases {
+            let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: what))
+            record.box = Array(try ChaChaPoly.seal(salt + fields, using: eventKey, nonce: nonce, authenticating: record.chained).combined)
+            guard !reason.isEmpty else {
+                #expect(EventRecord.encode(try record.open(eventKey: eventKey, salted: false).event, recordedAt: Self.recordedAt)
+                    == EventRecord.encode(event, recordedAt: Self.recordedAt), "\(what)")
+                continue
+            }
+            for salted in [false, true] {
+                #expect(throws: EventRecord.DecodingError.self, "\(what)") { try record.open(eventKey: eventKey, salted: salted) }
+            }
+            do {
+                _ = try record.open(eventKey: eventKey, salted: false)
+            } catch {
+                #expect(error.reason.contains(reason), "\(what): \(error.reason)")
+            }
+        }
     }
 
     @Test func eventsWithoutPersonalFieldsHaveNoCommitmentAndNoBox() throws {

@@ -62,7 +62,7 @@ package struct SealedFields: Hashable, Sendable {
     }
 
     /// What `box` holds, opened with `key`: the salt followed by the fields' canonical bytes.
-    private static func opened(_ box: [UInt8], key: SymmetricKey, additionalData: [UInt8]) throws(EventRecord.DecodingError) -> Data {
+    static func opened(_ box: UnsafeRawBufferPointer, key: SymmetricKey, additionalData: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> Data {
         do {
             return try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key, authenticating: additionalData)
         } catch {
@@ -74,35 +74,12 @@ package struct SealedFields: Hashable, Sendable {
     /// the same `additionalData`. What an erasure does to the events it keeps readable in a day whose key it
     /// destroys, in storage format 3.
     static func reseal(_ box: [UInt8], key: SymmetricKey, newKey: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> [UInt8] {
-        let plaintext = try opened(box, key: key, additionalData: additionalData)
+        let plaintext = try box.withUnsafeBytes { box in
+            additionalData.withUnsafeBytes { additionalData in
+                Result { () throws(EventRecord.DecodingError) in try opened(box, key: key, additionalData: additionalData) }
+            }
+        }.get()
         let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq) sealed again"))
         return Array(try ChaChaPoly.seal(plaintext, using: newKey, nonce: nonce, authenticating: additionalData).combined)
-    }
-
-    /// Opens `box` with `key` and returns the fields with their salt, checked against `commitment` when
-    /// `checkingCommitment` (without it, the salt returned is empty).
-    ///
-    /// A query that shows the fields and not the salt leaves the check out: the box's tag already authenticates
-    /// the fields together with `additionalData`, the record's chained bytes, which hold the commitment. What
-    /// hands the salt out (an export, a bundle) checks it, so that a salt never vouches for fields it does not fit.
-    ///
-    /// - Throws: ``EventRecord/DecodingError`` when the box does not open (wrong key, or damaged) or what it
-    ///   holds does not match the commitment.
-    static func open(_ box: [UInt8], key: SymmetricKey, additionalData: [UInt8], commitment: [UInt8], checkingCommitment: Bool = true) throws(EventRecord.DecodingError) -> (salt: [UInt8], fields: PersonalFields) {
-        let plaintext = try opened(box, key: key, additionalData: additionalData)
-        guard plaintext.count >= saltSize else { throw .init(reason: "the sealed personal fields are too short") }
-        // Read in place: the salt and the fields are copied out only where they are wanted.
-        let opened = plaintext.withUnsafeBytes { bytes in
-            Result { () throws(EventRecord.DecodingError) -> (salt: [UInt8], fields: PersonalFields) in
-                let encoded = UnsafeRawBufferPointer(rebasing: bytes[saltSize...])
-                guard checkingCommitment else { return ([], try PersonalFields(decoding: encoded)) }
-                let salt = Array(bytes.prefix(saltSize))
-                guard Self.commitment(toEncoded: Array(encoded), salt: salt) == commitment else {
-                    throw .init(reason: "the personal fields do not match their commitment")
-                }
-                return (salt, try PersonalFields(decoding: encoded))
-            }
-        }
-        return try opened.get()
     }
 }

@@ -25,8 +25,18 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     let stored = try storedParts(value)
     var event: PermissionEvent
     if stored.record.first == SealedRecord.version {
-        let record = try SealedRecord(stored: stored.record, checkingTrailer: false)
-        let (envelope, commitment) = try record.chained.withUnsafeBytes { try SealedRecord.envelope($0) }
+        let record = try SealedRecord.parts(of: stored.record, checkingTrailer: false)
+        // Readable sealed fields, the common case: read in place, the event decoded once, with its values.
+        if !record.box.isEmpty, let keyRing = tables.keyRing {
+            let owner = try SealedRecord.owner(record.chained)
+            if let key = try keyRing.eventKey(txn, tables, subject: owner.subject, recordedAt: owner.recordedAt, seq: seq) {
+                event = try SealedRecord.open(chained: record.chained, box: record.box, eventKey: key, salted: salted).event
+                event.seq = seq
+                event.hash = stored.hash
+                return event
+            }
+        }
+        let (envelope, commitment) = try SealedRecord.envelope(record.chained)
         if commitment == nil || record.box.isEmpty {
             // What is read from the trailer without a key (the tokens, or that the box is gone) is checked first.
             try SealedRecord.checkTrailer(stored.record)
@@ -36,15 +46,13 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
         } else {
             guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
             // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
-            if !record.box.isEmpty, let key = try keyRing.eventKey(txn, tables, subject: envelope.subject, recordedAt: envelope.recordedAt!, seq: seq) {
-                event = try record.open(envelope: envelope, commitment: commitment, eventKey: key, salted: salted).event
-            } else if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+            if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
                 if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
                 // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
                 // record keeps in their place.
                 event = envelope
                 event.erased = mark
-                event.erasedFields = ErasedFields(commitment: commitment!, tokens: record.tokenList)
+                event.erasedFields = ErasedFields(commitment: commitment!, tokens: SealedRecord.tokenList(record.tokens))
             } else if record.box.isEmpty {
                 throw LedgerError(.damaged, "the event's personal fields are missing and no erasure covers it", seq: seq)
             } else {

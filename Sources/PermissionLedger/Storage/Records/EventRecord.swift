@@ -146,17 +146,16 @@ import PermissionModel
         var r = RecordReader(bytes)
         let header = try readHeader(&r, id: true)
         guard header.version == version else { throw DecodingError(reason: "a version \(header.version) record read as version \(version)") }
-        let event = try readBody(header, from: &r, envelope: false)
+        var personal = PersonalValueSource.inline
+        let event = try readBody(header, from: &r, personal: &personal)
         guard r.isAtEnd else { throw DecodingError(reason: "\(r.remaining) unexpected trailing bytes") }
         return event
     }
 
-    /// The event after its header; with `envelope`, as ``write(_:recordedAt:into:envelope:)`` wrote it without
-    /// its personal fields, which are left empty (handles with an empty value, no names, empty texts, no message).
-    static func readBody(_ header: Header, from r: inout RecordReader, envelope: Bool) throws(DecodingError) -> PermissionEvent {
-        func handle() throws(DecodingError) -> CommunicationHandle {
-            envelope ? CommunicationHandle(normalizedValue: "", kind: try Codes.kind(try r.byte())) : try r.handle()
-        }
+    /// The event after its header, its personal values taken from `personal`: from the record (version 1), or,
+    /// for the envelope ``write(_:recordedAt:into:envelope:)`` wrote without them, from the opened personal fields
+    /// or nowhere (left empty: handles with an empty value, no names, empty texts, no message).
+    static func readBody(_ header: Header, from r: inout RecordReader, personal: inout PersonalValueSource) throws(DecodingError) -> PermissionEvent {
         let subject = try r.text()
         let payload: PermissionEvent.Payload
         switch header.type {
@@ -168,12 +167,12 @@ import PermissionModel
                 let count = try r.count()
                 var people: [PersonInformation] = []
                 people.reserveCapacity(count)
-                for _ in 0..<count { people.append(PersonInformation(handle: try handle(), nameComponents: envelope ? nil : try r.name())) }
+                for _ in 0..<count { people.append(PersonInformation(handle: try personal.handle(&r), nameComponents: try personal.name(&r))) }
                 let actions = try Codes.actions(mask: try r.unsigned())
                 guard !people.isEmpty else { throw DecodingError(reason: "a communication topic without people") }
                 topic = .communication(CommunicationTopic(uncheckedPersonInformation: people, actions: actions))
             case 2:
-                topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: envelope ? "" : try r.text()))
+                topic = .significantAppUpdate(SignificantAppUpdateTopic(uncheckedDescription: try personal.text(&r, .description)))
             case let other: throw DecodingError(reason: "unknown topic \(other)")
             }
             let count = try r.count()
@@ -181,7 +180,7 @@ import PermissionModel
             choices.reserveCapacity(count)
             for _ in 0..<count {
                 let cid = try r.text()
-                let title = envelope ? "" : try r.text()
+                let title = try personal.text(&r, .choiceTitle)
                 let answer: PermissionChoice.Answer
                 switch try r.byte() {
                 case 1: answer = .approval
@@ -202,7 +201,7 @@ import PermissionModel
         case .questionAskFailed:
             let qid = try r.uuid()
             let code = try Codes.askError(try r.byte())
-            payload = .questionAskFailed(questionID: qid, error: AskError(code: code, message: envelope ? nil : try r.optionalText()))
+            payload = .questionAskFailed(questionID: qid, error: AskError(code: code, message: try personal.optionalText(&r, .errorMessage)))
         case .questionAnswered:
             let qid = try r.uuid()
             let choice = try r.text()
@@ -212,11 +211,11 @@ import PermissionModel
             var checked: [CommunicationHandle] = []
             let checkedCount = try r.count()
             checked.reserveCapacity(checkedCount)
-            for _ in 0..<checkedCount { checked.append(try handle()) }
+            for _ in 0..<checkedCount { checked.append(try personal.handle(&r)) }
             var known: [CommunicationHandle] = []
             let knownCount = try r.count()
             known.reserveCapacity(knownCount)
-            for _ in 0..<knownCount { known.append(try handle()) }
+            for _ in 0..<knownCount { known.append(try personal.handle(&r)) }
             payload = .handlesObserved(checked: checked, known: known)
         case .permissionChanged:
             let permission = try Codes.permission(try r.byte())

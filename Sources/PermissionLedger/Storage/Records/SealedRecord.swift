@@ -30,8 +30,14 @@ import PermissionModel
     }
 
     /// The tokens of the event's handles, one array of 16 bytes each.
-    var tokenList: [[UInt8]] {
-        stride(from: 0, to: tokens.count, by: DataKeys.tokenSize).map { Array(tokens[$0..<($0 + DataKeys.tokenSize)]) }
+    var tokenList: [[UInt8]] { Self.tokenList(tokens) }
+
+    /// `tokens`, one array of 16 bytes each.
+    static func tokenList(_ tokens: some RandomAccessCollection<UInt8>) -> [[UInt8]] {
+        let start = tokens.startIndex
+        return stride(from: 0, to: tokens.count, by: DataKeys.tokenSize).map { offset in
+            Array(tokens[tokens.index(start, offsetBy: offset)..<tokens.index(start, offsetBy: offset + DataKeys.tokenSize)])
+        }
     }
 
     /// The record of an erased event given in its exported form: its envelope and commitment, no sealed fields, and
@@ -110,10 +116,20 @@ import PermissionModel
 
     /// The envelope of a chained part: the event with its personal fields empty, and the commitment when it has one.
     public static func envelope(_ chained: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> (event: PermissionEvent, commitment: [UInt8]?) {
+        var absent = PersonalValueSource.absent
+        let (event, commitment) = try read(chained, personal: &absent)
+        if commitment == nil, !PersonalFields(of: event).isEmpty {
+            throw .init(reason: "an event with personal fields and no commitment")
+        }
+        return (event, commitment)
+    }
+
+    /// The event of a chained part, its personal values taken from `personal`, and the commitment when it has one.
+    private static func read(_ chained: UnsafeRawBufferPointer, personal: inout PersonalValueSource) throws(EventRecord.DecodingError) -> (event: PermissionEvent, commitment: [UInt8]?) {
         var r = RecordReader(chained)
         let header = try EventRecord.readHeader(&r, id: true)
         guard header.version == version else { throw .init(reason: "a version \(header.version) record read as version \(version)") }
-        let event = try EventRecord.readBody(header, from: &r, envelope: true)
+        let event = try EventRecord.readBody(header, from: &r, personal: &personal)
         let commitment: [UInt8]?
         switch try r.byte() {
         case 0: commitment = nil
@@ -121,29 +137,59 @@ import PermissionModel
         case let other: throw .init(reason: "bad commitment flag \(other)")
         }
         guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected trailing bytes") }
-        if commitment == nil, !PersonalFields(of: event).isEmpty {
-            throw .init(reason: "an event with personal fields and no commitment")
-        }
         return (event, commitment)
     }
 
-    /// The event with its personal fields, opened with `eventKey`, and the commitment's salt.
-    func open(eventKey: SymmetricKey) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
-        let (envelope, commitment) = try chained.withUnsafeBytes { bytes in Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes) } }.get()
-        return try open(envelope: envelope, commitment: commitment, eventKey: eventKey)
+    /// Whose event a chained part holds and when it was recorded: what names the key of its sealed fields
+    /// (``KeyRing/eventKey(_:_:subject:recordedAt:seq:)``), read without the rest of the record.
+    static func owner(_ chained: UnsafeRawBufferPointer) throws(EventRecord.DecodingError) -> (subject: String, recordedAt: Timestamp) {
+        var r = RecordReader(chained)
+        let header = try EventRecord.readHeader(&r, id: false)
+        _ = try r.raw(try r.count())
+        return (try r.text(), header.recordedAt)
     }
 
-    /// ``open(eventKey:)`` of a record whose envelope and commitment (``envelope(_:)`` of its chained part) are read.
-    /// Without `salted`, the event comes without its salt, and its fields are not checked against the commitment
-    /// (``SealedFields/open(_:key:additionalData:commitment:checkingCommitment:)``).
-    func open(envelope: PermissionEvent, commitment: [UInt8]?, eventKey: SymmetricKey, salted: Bool = true) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
-        guard let commitment else { return (envelope, nil) }
-        guard !box.isEmpty else { throw .init(reason: "the personal fields are erased") }
-        let (salt, fields) = try SealedFields.open(box, key: eventKey, additionalData: chained, commitment: commitment, checkingCommitment: salted)
-        var event = try fields.restoring(envelope)
-        guard salted else { return (event, nil) }
-        event.salt = salt
-        return (event, salt)
+    /// The event with its personal fields, opened with `eventKey`, and the commitment's salt.
+    ///
+    /// Without `salted`, the event comes without its salt, and its fields are not checked against the
+    /// commitment: a query that shows the fields and not the salt leaves the check out, as the box's tag already
+    /// authenticates the fields together with the chained bytes, which hold the commitment. What hands the salt out
+    /// (an export, a bundle) checks it, so that a salt never vouches for fields it does not fit.
+    func open(eventKey: SymmetricKey, salted: Bool = true) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
+        try chained.withUnsafeBytes { chained in
+            box.withUnsafeBytes { box in
+                Result { () throws(EventRecord.DecodingError) in try Self.open(chained: chained, box: box, eventKey: eventKey, salted: salted) }
+            }
+        }.get()
+    }
+
+    /// ``open(eventKey:salted:)`` of a record read in place (``parts(of:)``). The fields are read from the opened
+    /// box as the event's decoding asks for them, so that the event is made once, with its values.
+    static func open(chained: UnsafeRawBufferPointer, box: UnsafeRawBufferPointer, eventKey: SymmetricKey, salted: Bool) throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) {
+        guard !box.isEmpty else {
+            let (envelope, commitment) = try Self.envelope(chained)
+            guard commitment == nil else { throw .init(reason: "the personal fields are erased") }
+            return (envelope, nil)
+        }
+        let plaintext = try SealedFields.opened(box, key: eventKey, additionalData: chained)
+        let opened = plaintext.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) -> (event: PermissionEvent, salt: [UInt8]?) in
+                guard bytes.count >= SealedFields.saltSize else { throw .init(reason: "the sealed personal fields are too short") }
+                let encoded = UnsafeRawBufferPointer(rebasing: bytes[SealedFields.saltSize...])
+                var personal = try PersonalValueSource.opened(encoded)
+                var (event, commitment) = try read(chained, personal: &personal)
+                try personal.finish()
+                guard let commitment else { throw .init(reason: "sealed personal fields and no commitment") }
+                guard salted else { return (event, nil) }
+                let salt = Array(bytes.prefix(SealedFields.saltSize))
+                guard SealedFields.commitment(toEncoded: Array(encoded), salt: salt) == commitment else {
+                    throw .init(reason: "the personal fields do not match their commitment")
+                }
+                event.salt = salt
+                return (event, salt)
+            }
+        }
+        return try opened.get()
     }
 
     /// The record as stored after its chain hash.
@@ -196,17 +242,27 @@ import PermissionModel
     /// reader that opens the sealed fields, which their tag authenticates, checks it only where it reads the
     /// tokens (``checkTrailer(_:)``).
     public init(stored: UnsafeRawBufferPointer, checkingTrailer: Bool = true) throws(EventRecord.DecodingError) {
+        let parts = try Self.parts(of: stored, checkingTrailer: checkingTrailer)
+        chained = Array(parts.chained)
+        box = Array(parts.box)
+        tokens = Array(parts.tokens)
+    }
+
+    /// A stored version 2 record's chained part, sealed box and tokens, read in place (see
+    /// ``init(stored:checkingTrailer:)``).
+    static func parts(of stored: UnsafeRawBufferPointer, checkingTrailer: Bool = true) throws(EventRecord.DecodingError)
+        -> (chained: UnsafeRawBufferPointer, box: UnsafeRawBufferPointer, tokens: UnsafeRawBufferPointer) {
         let start = try Self.trailerStart(stored)
         guard stored.count - 4 - start >= 8 else { throw .init(reason: "the record's trailer is too short") }
         let end = stored.count - 12
         if checkingTrailer { try Self.checkTrailer(stored) }
-        chained = Array(stored[..<start])
         var r = RecordReader(UnsafeRawBufferPointer(rebasing: stored[start..<end]))
-        box = Array(try r.raw(try r.count()))
+        let box = try r.raw(try r.count())
         let tokenCount = try r.count()
         guard tokenCount <= r.remaining / DataKeys.tokenSize else { throw .init(reason: "count \(tokenCount) exceeds the record") }
-        tokens = Array(try r.raw(tokenCount * DataKeys.tokenSize))
+        let tokens = try r.raw(tokenCount * DataKeys.tokenSize)
         guard r.isAtEnd else { throw .init(reason: "\(r.remaining) unexpected trailing bytes after the tokens") }
+        return (UnsafeRawBufferPointer(rebasing: stored[..<start]), box, tokens)
     }
 
     /// The event as the tables hold it, read from the record without a key: its envelope, each handle's value
