@@ -8,7 +8,7 @@ import Testing
 /// A writer (`import`, `rebuild`) refuses a damaged ledger and leaves its data file as it was; it writes only
 /// when `verify` finds the copy intact (the pages hit were free). A reader either refuses with one line or,
 /// when the pages it reads were not hit, answers exactly as it does on the intact ledger.
-@Suite("damaged ledgers: every command refuses or answers right, none crashes", .serialized, .timeLimit(.minutes(5)))
+@Suite("damaged ledgers: every command refuses or answers right, none crashes", .serialized, .timeLimit(.minutes(10)))
 struct DamagedLedgerTests {
     /// LMDB's page size in the tests' ledgers.
     static let pageSize = 4096
