@@ -71,6 +71,21 @@ import Testing
         #expect(HandleSets.merging(set, sortedChanges: []) == set)
     }
 
+    @Test("change records in log order keep each handle's row of the latest record that holds it")
+    func changeRecordsMergeToTheLatestRows() {
+        var random = SeededRandom(seed: 5)
+        let values = (0..<12).map { "h\($0)" }
+        for round in 0..<300 {
+            let records = (0..<Int.random(in: 0...9, using: &random)).map { n in
+                values.filter { _ in Int.random(in: 0..<3, using: &random) == 0 }.sorted().map { Self.row($0, seq: UInt64(n + 1)) }
+            }
+            var latest: [String: HandleRow] = [:]
+            for record in records { for row in record { latest[row.handle.value] = row } }
+            let expected = latest.keys.sorted().map { latest[$0]! }
+            #expect(HandleSets.merging([], changeRecords: records) == expected, "round \(round)")
+        }
+    }
+
     @Test("packed rows read, merge and order as handle rows do, and refuse the same damage")
     func packedRowsAgreeWithHandleRows() throws {
         var random = SeededRandom(seed: 11)
