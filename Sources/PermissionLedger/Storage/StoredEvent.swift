@@ -26,37 +26,31 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     var event: PermissionEvent
     if stored.record.first == SealedRecord.version {
         let record = try SealedRecord.parts(of: stored.record, checkingTrailer: false)
-        // Readable sealed fields, the common case: read in place, the event decoded once, with its values.
-        if !record.box.isEmpty, let keyRing = tables.keyRing {
-            let owner = try SealedRecord.owner(record.chained)
-            if let key = try keyRing.eventKey(txn, tables, subject: owner.subject, recordedAt: owner.recordedAt, seq: seq) {
-                event = try SealedRecord.open(chained: record.chained, box: record.box, eventKey: key, salted: salted).event
-                event.seq = seq
-                event.hash = stored.hash
-                return event
-            }
-        }
-        let (envelope, commitment) = try SealedRecord.envelope(record.chained)
-        if commitment == nil || record.box.isEmpty {
-            // What is read from the trailer without a key (the tokens, or that the box is gone) is checked first.
-            try SealedRecord.checkTrailer(stored.record)
-        }
-        if commitment == nil {
-            event = envelope
+        if let opened = try openedSealedEvent(record, seq: seq, txn: txn, tables: tables, salted: salted) {
+            event = opened
         } else {
-            guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
-            // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
-            if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
-                if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
-                // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
-                // record keeps in their place.
+            let (envelope, commitment) = try SealedRecord.envelope(record.chained)
+            if commitment == nil || record.box.isEmpty {
+                // What is read from the trailer without a key (the tokens, or that the box is gone) is checked first.
+                try SealedRecord.checkTrailer(stored.record)
+            }
+            if commitment == nil {
                 event = envelope
-                event.erased = mark
-                event.erasedFields = ErasedFields(commitment: commitment!, tokens: SealedRecord.tokenList(record.tokens))
-            } else if record.box.isEmpty {
-                throw LedgerError(.damaged, "the event's personal fields are missing and no erasure covers it", seq: seq)
             } else {
-                throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
+                guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+                // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
+                if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+                    if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
+                    // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
+                    // record keeps in their place.
+                    event = envelope
+                    event.erased = mark
+                    event.erasedFields = ErasedFields(commitment: commitment!, tokens: SealedRecord.tokenList(record.tokens))
+                } else if record.box.isEmpty {
+                    throw LedgerError(.damaged, "the event's personal fields are missing and no erasure covers it", seq: seq)
+                } else {
+                    throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
+                }
             }
         }
     } else {
@@ -65,6 +59,19 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     event.seq = seq
     event.hash = stored.hash
     return event
+}
+
+/// The event of a stored version 2 record with its personal fields, when they are there and their key is at hand:
+/// the common case, read in place and decoded once, with its values. `nil` when the box is empty or gone, or the
+/// ledger has no key ring or no key for the event: ``decodeStoredEvent(_:seq:txn:tables:salted:)`` then says why.
+private func openedSealedEvent(
+    _ record: (chained: UnsafeRawBufferPointer, box: UnsafeRawBufferPointer, tokens: UnsafeRawBufferPointer),
+    seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool
+) throws -> PermissionEvent? {
+    guard !record.box.isEmpty, let keyRing = tables.keyRing else { return nil }
+    let owner = try SealedRecord.owner(record.chained)
+    guard let key = try keyRing.eventKey(txn, tables, subject: owner.subject, recordedAt: owner.recordedAt, seq: seq) else { return nil }
+    return try SealedRecord.open(chained: record.chained, box: record.box, eventKey: key, salted: salted).event
 }
 
 /// A stored record read for a replay (a rebuild, `verify`), with no key: the event with its handles as the

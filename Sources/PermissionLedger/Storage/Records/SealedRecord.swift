@@ -30,14 +30,11 @@ import PermissionModel
     }
 
     /// The tokens of the event's handles, one array of 16 bytes each.
-    var tokenList: [[UInt8]] { Self.tokenList(tokens) }
+    var tokenList: [[UInt8]] { tokens.withUnsafeBytes { Self.tokenList($0) } }
 
     /// `tokens`, one array of 16 bytes each.
-    static func tokenList(_ tokens: some RandomAccessCollection<UInt8>) -> [[UInt8]] {
-        let start = tokens.startIndex
-        return stride(from: 0, to: tokens.count, by: DataKeys.tokenSize).map { offset in
-            Array(tokens[tokens.index(start, offsetBy: offset)..<tokens.index(start, offsetBy: offset + DataKeys.tokenSize)])
-        }
+    static func tokenList(_ tokens: UnsafeRawBufferPointer) -> [[UInt8]] {
+        stride(from: 0, to: tokens.count, by: DataKeys.tokenSize).map { Array(tokens[$0..<($0 + DataKeys.tokenSize)]) }
     }
 
     /// The record of an erased event given in its exported form: its envelope and commitment, no sealed fields, and
