@@ -164,6 +164,36 @@ import Testing
         }
     }
 
+    /// A record whose chained part commits to no personal field but whose trailer holds a sealed box (which no
+    /// writer makes) is damage, whether or not the ledger holds a key for its subject's day, and `verify` says so.
+    @Test func aSealedBoxWithoutACommitmentIsDamage() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded("box without commitment", durable: false))
+            try await ledger.append(json:
+                // kid-ava has a key for the day; kid-ben has none.
+                JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00"),
+                JSONLine.permission("ava", "camera", "authorized", at: "10:00:00", recorded: "10:00:00"),
+                JSONLine.permission("ben", subject: "kid-ben", "camera", "authorized", at: "10:00:00", recorded: "10:00:00"))
+            for seq: UInt64 in [2, 3] {
+                #expect(KeyErasureTests.event(ledger, seq: seq) != nil, "seq \(seq) reads before it is changed")
+                var (hash, record) = try KeyErasureTests.storedRecord(ledger, seq: seq)
+                #expect(record.box.isEmpty && record.chained.last == 0)
+                record.box = Array(repeating: 0x5A, count: 40)
+                let events = ledger.tables.events
+                try ledger.environment.write { txn in try txn.put(events, key: Keys.seq(seq), value: hash + record.stored()) }
+                let error = ledgerError {
+                    try ledger.read { view in try view.forEachEvent(after: seq - 1, through: seq) { _ in } }
+                }
+                #expect(error?.kind == .damaged && error?.seq == seq, "\(String(describing: error))")
+            }
+            await ledger.close()
+            let report = try await Ledger.verify(path: path)
+            #expect(report.damagedSeq == 2, "\(report)")
+            #expect(report.problem?.contains("sealed personal fields and no commitment") == true, "\(report)")
+        }
+    }
+
     @Test func aDamagedTrailerIsRefused() throws {
         let secrets = SecretSource.seeded("trailer")
         let event = try decodeEvent(#"{"type":"handles.observed","id":"ev-2","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)

@@ -30,6 +30,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             event = opened
         } else {
             let (envelope, commitment) = try SealedRecord.envelope(record.chained)
+            try SealedRecord.checkBox(record.box.count, commitment: commitment)
             if commitment == nil || record.box.isEmpty {
                 // What is read from the trailer without a key (the tokens, or that the box is gone) is checked first.
                 try SealedRecord.checkTrailer(stored.record)

@@ -146,6 +146,12 @@ import PermissionModel
         return (try r.text(), header.recordedAt)
     }
 
+    /// Refuses sealed fields where the chained part commits to none: no writer makes such a record, and a reader
+    /// with no key for it would take it for an event without personal fields.
+    static func checkBox(_ boxSize: Int, commitment: [UInt8]?) throws(EventRecord.DecodingError) {
+        guard commitment != nil || boxSize == 0 else { throw .init(reason: "sealed personal fields and no commitment") }
+    }
+
     /// The event with its personal fields, opened with `eventKey`, and the commitment's salt.
     ///
     /// Without `salted`, the event comes without its salt, and its fields are not checked against the
@@ -266,13 +272,14 @@ import PermissionModel
     /// replaced by its token (``DataKeys/tokenHandle(kind:token:)``). What a rebuild and `verify` replay.
     public func tokenizedEvent() throws(EventRecord.DecodingError) -> PermissionEvent {
         let envelope = try chained.withUnsafeBytes { bytes in
-            Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes).event }
+            Result { () throws(EventRecord.DecodingError) in try Self.envelope(bytes) }
         }.get()
-        guard tokens.count == Self.handles(of: envelope).count * DataKeys.tokenSize else {
-            throw .init(reason: "the record holds \(tokens.count / DataKeys.tokenSize) handle tokens for \(Self.handles(of: envelope).count) handles")
+        try Self.checkBox(box.count, commitment: envelope.commitment)
+        guard tokens.count == Self.handles(of: envelope.event).count * DataKeys.tokenSize else {
+            throw .init(reason: "the record holds \(tokens.count / DataKeys.tokenSize) handle tokens for \(Self.handles(of: envelope.event).count) handles")
         }
         var index = 0
-        return Self.replacingHandles(of: envelope) { handle in
+        return Self.replacingHandles(of: envelope.event) { handle in
             defer { index += DataKeys.tokenSize }
             return DataKeys.tokenHandle(kind: handle.kind, token: tokens[index..<(index + DataKeys.tokenSize)])
         }
