@@ -8,12 +8,26 @@ import PermissionModel
 
 /// The fixed numeric codes of every enumeration in stored records. Never renumber; only append.
 enum Codes {
-    private static let actionOrder: [CommunicationTopic.Action] = [
-        .message, .audioCall, .videoCall, .call, .chat, .follow, .beFollowed, .friend, .connect, .communicate,
-    ]
+    /// Each action's bit in a stored mask. A switch rather than a search of a list: an action's `==` and hash are
+    /// its name's, and a question's mask is made for every `question.asked` appended.
+    private static func bit(_ action: CommunicationTopic.Action) -> UInt64 {
+        switch action {
+        case .message: 0
+        case .audioCall: 1
+        case .videoCall: 2
+        case .call: 3
+        case .chat: 4
+        case .follow: 5
+        case .beFollowed: 6
+        case .friend: 7
+        case .connect: 8
+        case .communicate: 9
+        }
+    }
+    private static let actionOrder = CommunicationTopic.Action.allCases.sorted { bit($0) < bit($1) }
     static func actionMask(_ actions: Set<CommunicationTopic.Action>) -> UInt64 {
         var mask: UInt64 = 0
-        for (bit, action) in actionOrder.enumerated() where actions.contains(action) { mask |= 1 << UInt64(bit) }
+        for action in actions { mask |= 1 << bit(action) }
         return mask
     }
     static func actions(mask: UInt64) throws(EventRecord.DecodingError) -> Set<CommunicationTopic.Action> {
