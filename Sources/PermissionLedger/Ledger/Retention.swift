@@ -23,8 +23,9 @@ extension Ledger {
     /// fields still readable.
     ///
     /// Meant to run from a timer, in any number of processes at once: each subject's erasure has an id made of the
-    /// subject and the cut, and a subject with nothing left to erase is passed over, so a second run, here or in
-    /// another process, erases nothing more.
+    /// subject, the cut and the latest event it erases, and a subject with nothing left to erase is passed over, so
+    /// a second run, here or in another process, erases nothing more; a run with the same cut after events were
+    /// recorded before it erases those.
     ///
     /// - Parameters:
     ///   - before: the cut: every personal field recorded before it is erased.
@@ -46,7 +47,8 @@ extension Ledger {
             }
             let erasure = Erasure(basis: .retention, before: before)
             do {
-                let erased = try eraseSynchronously(subject: subject, erasure, occurredAt: options.clock(), id: Self.retentionID(subject: subject, before: before))
+                let id = Self.retentionID(subject: subject, before: before, latest: readable.keys.max()!)
+                let erased = try eraseSynchronously(subject: subject, erasure, occurredAt: options.clock(), id: id)
                 if !erased.wasRecorded { summary.erasures.append(erased) }
             } catch let rejected as AppendRejected {
                 // Another process erased the same first (its event has the same id and another time): nothing is
@@ -57,11 +59,14 @@ extension Ledger {
         return summary
     }
 
-    /// The id of the retention erasure of `subject`'s fields before `before`: the same in every process.
-    static func retentionID(subject: String, before: Timestamp) -> String {
+    /// The id of the retention erasure of `subject`'s fields before `before`, whose latest readable event is at
+    /// `latest`: the same in every process that finds the same fields to erase.
+    static func retentionID(subject: String, before: Timestamp, latest: UInt64) -> String {
         var input = Array(subject.utf8)
         input.append(0)
         input += Array(before.description.utf8)
+        input.append(0)
+        input += Array(String(latest).utf8)
         return "retention-" + hexString(SHA256.hash(data: input).prefix(16))
     }
 }

@@ -207,13 +207,14 @@ enum HandleDirectory {
     }
 
     /// The subject and the entries of the handles of the stored event at `seq`, read with its key: `nil` when it
-    /// names no handle, or its fields are erased.
+    /// names no handle, or its fields are erased. An event imported in its erased form holds no sealed fields: it
+    /// gives no value, also while the import has yet to reach the erasure that erased it.
     static func entries(ofEventAt seq: UInt64, _ txn: ReadTransaction, _ tables: Tables) throws -> (subject: String, entries: [Entry])? {
         guard let value = try txn.get(tables.events, key: Keys.seq(seq)), value.count > 32 else {
             throw LedgerError(.damaged, "event missing from the log", seq: seq)
         }
         let record = try SealedRecord(stored: UnsafeRawBufferPointer(rebasing: value[32...]))
-        guard !record.tokens.isEmpty else { return nil }
+        guard !record.tokens.isEmpty, !record.box.isEmpty else { return nil }
         let event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables)
         guard event.erased == nil else { return nil }
         return (event.subject, zip(record.tokenList, SealedRecord.handles(of: event)).map { Entry(token: $0, handle: $1) })
