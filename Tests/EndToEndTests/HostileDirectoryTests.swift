@@ -150,6 +150,25 @@ struct HostileDirectoryTests {
         }
     }
 
+    @Test("a FIFO in place of a key file, the key store or a signing key is refused with one line, not waited on",
+          arguments: ["ledger.key", "data-keys", "--key-file", "--signing-key"])
+    func fifoInPlaceOfAKeyFile(_ place: String) throws {
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
+            let fifo = place.hasPrefix("--") ? sandbox.path("planted") : ledger + "/" + place
+            if !place.hasPrefix("--") { try FileManager.default.removeItem(atPath: fifo) }
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let commands: [[String]] = place == "--signing-key"
+                ? [["checkpoint", "--signing-key", fifo]]
+                : [["questions"], ["stats"], ["import", Fixture.path("decline.jsonl")]].map { place == "--key-file" ? $0 + ["--key-file", fifo] : $0 }
+            for command in commands {
+                // A safety net against the hang itself, not a timing assertion.
+                let result = try sandbox.run(command + ["--ledger", ledger], killAfter: 120)
+                #expect(!result.timedOut && result.status == 3, "\(place) \(command[0]): \(result)")
+                #expect(result.errorLines.count == 1 && result.errorLines.first?.contains("is not a regular file") == true, "\(place) \(command[0]): \(result)")
+            }
+        }
+    }
+
     @Test("a ledger given through a symbolic link to its directory is read and written as the directory itself")
     func symbolicLinkToTheLedger() throws {
         try withFixtureLedger("decline.jsonl") { sandbox, ledger in

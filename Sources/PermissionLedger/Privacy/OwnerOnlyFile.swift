@@ -17,9 +17,9 @@ enum OwnerOnlyFile {
 
     /// Opens the existing file at `path` (`O_RDONLY` or `O_RDWR`) after checking what it is: a regular file with
     /// one name, owned by the effective user, with no access for group or others. Returns `nil` when there is
-    /// no file at `path`.
+    /// no file at `path`. Opened without blocking, so that a FIFO planted in its place is refused, not waited on.
     static func openExisting(_ path: String, writable: Bool) throws(Problem) -> Int32? {
-        let fd = openFile(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC)
+        let fd = openFile(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { return nil }
@@ -32,6 +32,8 @@ enum OwnerOnlyFile {
             close(fd)
             throw error
         }
+        // A regular file: reads and writes block as usual again.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
     }
 

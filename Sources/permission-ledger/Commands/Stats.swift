@@ -43,7 +43,7 @@ struct Stats: ParsableCommand {
                 let size = String(format: "data file %.1f MiB", Double(fileBytes) / 1_048_576)
                 // The default key file is named without the ledger's path, which the user gave: the line stays short.
                 let inDirectory = (ledger.path as NSString).appendingPathComponent("ledger.key")
-                let key = stats.keyFile.map { $0 == inDirectory ? "key file ledger.key, in the ledger's directory" : "key file \($0)" }
+                let key = stats.keyFile.map { $0 == inDirectory ? "key file ledger.key, in the ledger's directory" : "key file \(displayed($0))" }
                     ?? "no keys: format 1, unencrypted (see permission-ledger migrate)"
                 let link = stats.migratedFrom.map { "\nmigrated from a ledger whose head was seq \($0.seq), hash \($0.hash)" } ?? ""
                 try writeOut("as of seq \(at.seq), \(at.time)\n\(head)\(size)\n\(key)\(link)\n\n" + table.text(), terminator: "")
