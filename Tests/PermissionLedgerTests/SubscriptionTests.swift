@@ -180,6 +180,22 @@ import Testing
             #expect(response?.subject == "kid-2")
             #expect(response?.seq == 4)
             #expect(response?.late == false)
+            #expect(response?.erased == nil)
+            #expect(response?.choiceTitle == .readable("Decline"), "\(String(describing: response))")
+        }
+    }
+
+    /// An erased question's response says so: its values are not given as empty strings.
+    @Test func anErasedQuestionsResponseNamesItsErasure() async throws {
+        try await withLedger { ledger in
+            try await ledger.append([G.asked(1), G.answered(1)])
+            try await ledger.append([try KeyErasureTests.erasure("erase", subject: "kid-1", at: "2036-11-21T10:00:00Z")])
+            var responses = ledger.responses(after: 0, pollInterval: .milliseconds(10)).makeAsyncIterator()
+            let response = try #require(try await responses.next())
+            let mark = ErasureMark(seq: 3, basis: .guardianRequest)
+            #expect(response.erased == mark)
+            #expect(response.choiceTitle == .erased(mark))
+            #expect(!response.handles.isEmpty && response.handles.allSatisfy { $0 == .erased(mark) }, "\(response.handles)")
         }
     }
 }

@@ -21,6 +21,20 @@ public struct RecordedResponse: Hashable, Sendable {
     public var seq: UInt64
     /// Whether the answer came after the question expired (see docs/spec/EVENTS.md).
     public var late: Bool
+    /// Set when the question's personal fields (its handles' values, names, description and choice titles) are
+    /// erased: which erasure. They are then empty in ``question`` and ``choice``: read them through ``handles``
+    /// and ``choiceTitle``, which say so.
+    public var erased: ErasureMark? = nil
+
+    /// Each person's handle: its value, or the erasure that made it unreadable.
+    public var handles: [Erasable<CommunicationHandle>] {
+        question.topic.handles.map { handle in erased.map { .erased($0) } ?? .readable(handle) }
+    }
+
+    /// The picked choice's title, or the erasure that made it unreadable.
+    public var choiceTitle: Erasable<String> {
+        erased.map { .erased($0) } ?? .readable(choice.title)
+    }
 }
 
 /// The responses recorded from a point on, live: see ``Ledger/responses(subject:after:pollInterval:)``.
@@ -57,7 +71,7 @@ public struct ResponseUpdates: AsyncSequence, Sendable {
                 }
                 return RecordedResponse(
                     question: status.question, subject: status.subject, choice: choice, via: via,
-                    occurredAt: event.occurredAt, recordedAt: event.recordedAt, seq: event.seq, late: status.late)
+                    occurredAt: event.occurredAt, recordedAt: event.recordedAt, seq: event.seq, late: status.late, erased: status.erased)
             }
             return nil
         }
