@@ -271,6 +271,25 @@ import Testing
         try ledger.read(asOf: from) { view in try view.diff(to: try view.at(to), subject: subject) }
     }
 
+    /// Erased handles of one kind have no values to tell them apart: the diff tells them apart as stored, so that
+    /// a handle that became known, or stopped being known, before an erasure is still one change, not none.
+    @Test func diffTellsErasedHandlesOfOneKindApart() async throws {
+        try await withLedger { ledger in
+            try await ledger.append(json:
+                JSONLine.observed("d1", checked: [("tinker", "custom")], known: [("tinker", "custom")], at: "09:00:00", recorded: "09:00:01"),
+                JSONLine.observed("d2", checked: [("pixel", "custom")], known: [("pixel", "custom")], at: "09:30:00", recorded: "09:30:01"),
+                JSONLine.observed("d3", checked: [("tinker", "custom")], known: [], at: "09:40:00", recorded: "09:40:01"))
+            try await ledger.append([try KeyErasureTests.erasure("erase", subject: "kid-ava", at: "2026-11-20T10:00:00Z")])
+            let oneTwo = try Self.diff(ledger, from: .seq(1), to: .seq(2))
+            #expect(oneTwo.handlesAdded.count == 1 && oneTwo.handlesRemoved.isEmpty, "\(oneTwo)")
+            #expect(oneTwo.handlesAdded.first?.handle.erased == ErasureMark(seq: 4, basis: .guardianRequest))
+            let oneThree = try Self.diff(ledger, from: .seq(1), to: .seq(3))
+            #expect(oneThree.handlesAdded.count == 1 && oneThree.handlesRemoved.count == 1, "\(oneThree)")
+            #expect(oneThree.handlesAdded.first?.handle.since != oneThree.handlesRemoved.first?.handle.since)
+            #expect(try Self.diff(ledger, from: .seq(2), to: .seq(2)).handlesAdded.isEmpty)
+        }
+    }
+
     @Test func diffBetweenTwoSeqs() async throws {
         try await Self.withScenario(Self.scenario) { ledger async throws in
             let pixelpal = KnownGrant(handle: try Self.custom("pixelpal"), since: try Self.t("09:03:00"), until: try Self.t("10:03:00"),

@@ -176,12 +176,13 @@ extension LedgerView {
             subjects.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
         for s in subjects {
-            let old = try knownHandles(subject: s)
-            let new = try other.knownHandles(subject: s)
-            let oldSet = Set(old.map(\.handle))
-            let newSet = Set(new.map(\.handle))
-            added += new.filter { !oldSet.contains($0.handle) }.map { .init(subject: s, handle: $0) }
-            removed += old.filter { !newSet.contains($0.handle) }.map { .init(subject: s, handle: $0) }
+            // Handles compared as stored: erased ones, whose values are gone, are told apart by their tokens.
+            let old = try knownHandles(subject: s, identities: true)
+            let new = try other.knownHandles(subject: s, identities: true)
+            let oldSet = Set(old.identities)
+            let newSet = Set(new.identities)
+            added += zip(new.handles, new.identities).filter { !oldSet.contains($0.1) }.map { .init(subject: s, handle: $0.0) }
+            removed += zip(old.handles, old.identities).filter { !newSet.contains($0.1) }.map { .init(subject: s, handle: $0.0) }
             let oldPermissions = Dictionary(uniqueKeysWithValues: try permissions(subject: s).map { ($0.permission, $0.state) })
             let newPermissions = Dictionary(uniqueKeysWithValues: try other.permissions(subject: s).map { ($0.permission, $0.state) })
             for permission in Set(oldPermissions.keys).union(newPermissions.keys).sorted()

@@ -123,14 +123,23 @@ public struct LedgerView {
 
     /// The handles `subject` may talk to at the point: known, and not lapsed at the clock. Ordered by kind, then value.
     public func knownHandles(subject: String) throws -> [KnownHandle] {
+        try knownHandles(subject: subject, identities: false).handles
+    }
+
+    /// ``knownHandles(subject:)``, and with `identities`, each handle's stored form (its kind and token, or its
+    /// value where the tables hold values), in the same order: what tells apart two erased handles of one kind,
+    /// whose values are both gone.
+    func knownHandles(subject: String, identities: Bool) throws -> (handles: [KnownHandle], identities: [[UInt8]]) {
         // The subject's latest whole handle set at or before the point, and the changes recorded after it.
         // Read packed: no handle is made but those of the answer.
         let (set, rows) = try HandleSets.packedRows(txn, tables, subjectPrefix: Keys.subjectPrefix(subject), atMost: point.seq)
         var values = HandleValues(txn: txn, tables: tables)
         var known: [KnownHandle] = []
+        var stored: [[UInt8]] = []
         for row in rows where row.known && (row.until.map { $0 > point.time } ?? true) {
             let (handle, erased) = try set.withValue(of: row) { text in
-                try values.value(ofStoredText: text, kind: row.kind, source: row.source, subject: subject)
+                if identities { stored.append([Codes.kind(row.kind)] + Array(text)) }
+                return try values.value(ofStoredText: text, kind: row.kind, source: row.source, subject: subject)
             }
             known.append(KnownHandle(handle: handle, since: row.since, until: row.until, source: row.source, erased: erased))
         }
@@ -144,8 +153,9 @@ public struct LedgerView {
                 packed.indices.sorted { PackedHandleSet.order(packed[$0], packed[$1], values: values) < 0 }
             }
             known = order.map { known[$0] }
+            if identities { stored = order.map { stored[$0] } }
         }
-        return known
+        return (known, stored)
     }
 
     /// Whether `subject` may talk to `handle` at the point.
