@@ -220,6 +220,35 @@ import Testing
         }
     }
 
+    /// An export hands on no event whose bytes the chain does not vouch for: a changed id still decodes, and the
+    /// export stops at it as damage, from the start and from a later seq alike.
+    @Test func anExportStopsAtAnEventWhoseChainHashDoesNotMatch() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            try await Self.importFixture("late-answer.jsonl", at: path)
+            try Self.replaceRecord(path, seq: 2) { record in
+                let id = Array("late-02".utf8)
+                let at = try! #require(record.indices.first { record[$0...].starts(with: id) })
+                record[at + id.count - 1] = UInt8(ascii: "9")
+            }
+            let ledger = try Ledger(path: path, options: .init(readOnly: true))
+            for after: UInt64 in [0, 1] {
+                var exported: [UInt64] = []
+                let error = ledgerError { try ledger.forEachEvent(after: after) { exported.append($0.seq) } }
+                #expect(error?.kind == .damaged && error?.seq == 2, "\(String(describing: error))")
+                #expect(error?.message.contains("chain hash does not match") == true, "\(String(describing: error))")
+                #expect(exported == (after == 0 ? [1] : []))
+            }
+            // From after the damaged event, the chain starts from its stored hash.
+            let later = try { () throws -> [UInt64] in
+                var seqs: [UInt64] = []
+                try ledger.forEachEvent(after: 2) { seqs.append($0.seq) }
+                return seqs
+            }()
+            #expect(later.first == 3)
+        }
+    }
+
     /// The reading thread lets go of the environment before the rebuild returns, also when the rebuild
     /// fails at once: a ledger released right after is closed, and can be opened again in this process.
     @Test("the reading thread has let go of the environment when a rebuild returns or fails")

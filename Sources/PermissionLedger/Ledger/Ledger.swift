@@ -516,6 +516,8 @@ public final class Ledger: Sendable {
     }
 
     /// Calls `body` with each event after `seq` `after`, in `seq` order, up to the head when the call began.
+    /// Each event's chain hash is checked as it is read: one whose bytes the chain does not vouch for throws
+    /// ``LedgerError`` (`.damaged`, naming its `seq`) before it reaches `body`.
     ///
     /// Runs on a thread of its own (where `body` is called), not on the cooperative pool, and stops with
     /// `CancellationError` soon after the task is cancelled. To follow the log live, use ``events(after:subject:pollInterval:)``.
@@ -532,7 +534,7 @@ public final class Ledger: Sendable {
 
     private func forEachEvent(after: UInt64, cancellation: Cancellation?, _ body: (RecordedEvent) throws -> Void) throws {
         try read { view in
-            try view.forEachStoredEvent(after: after, through: view.head.seq) { event in
+            try view.forEachStoredEvent(after: after, through: view.head.seq, checkingChain: true) { event in
                 try cancellation?.check(every: cancellationInterval, event.seq!)
                 try body(RecordedEvent(stored: event))
             }

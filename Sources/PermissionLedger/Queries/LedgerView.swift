@@ -211,14 +211,37 @@ public struct LedgerView {
     }
 
     /// ``forEachEvent(after:through:_:)`` with the events as stored: `seq`, `recordedAt` and `hash` set.
-    func forEachStoredEvent(after: UInt64, through: UInt64, _ body: (PermissionEvent) throws -> Void) throws {
+    ///
+    /// With `checkingChain`, each event's chain hash is computed from the one before it (the stored hash of
+    /// `after`, or the genesis hash) and must be the stored one: what hands events on to be kept or imported
+    /// elsewhere (an export) never hands on bytes the log's chain does not vouch for.
+    func forEachStoredEvent(after: UInt64, through: UInt64, checkingChain: Bool = false, _ body: (PermissionEvent) throws -> Void) throws {
         guard after < through else { return }
+        var previous: ChainHash?
+        if checkingChain {
+            if after == 0 {
+                previous = .genesis
+            } else {
+                guard let value = try txn.get(tables.events, key: Keys.seq(after)) else {
+                    throw LedgerError(.damaged, "event missing from the log", seq: after)
+                }
+                do { previous = try storedParts(value).hash } catch { throw LedgerError(.damaged, "\(error)", seq: after) }
+            }
+        }
         let cursor = try txn.cursor(tables.events)
         var entry = try cursor.seek(atOrAfter: Keys.seq(after + 1))
         while let e = entry {
             let seq = Keys.decodeSeq(e.key)
             if seq > through { break }
             do {
+                if let chain = previous {
+                    let stored = try storedParts(e.value)
+                    let computed = chainHash(previous: chain, record: try SealedRecord.chainedPart(of: stored.record))
+                    guard computed == stored.hash else {
+                        throw LedgerError(.damaged, "the chain hash does not match the event's bytes (run verify)", seq: seq)
+                    }
+                    previous = computed
+                }
                 try body(try decodeStoredEvent(e.value, seq: seq, txn: txn, tables: tables))
             } catch let error as EventRecord.DecodingError {
                 throw LedgerError(.damaged, error.description, seq: seq)
