@@ -118,6 +118,36 @@ import Testing
         }
     }
 
+    /// A writer never makes a key store anew, nor adds keys to one cut short, where the ledger holds keys: the
+    /// new keys would take the slots its entries name, and what was sealed would never open again. It refuses,
+    /// and leaves the directory as it was, so that the store can be restored from a backup.
+    @Test(arguments: ["missing", "cut short"]) func aWriterRefusesAKeyStoreLostOrCutShort(_ damage: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            try await ledger.importFixture("decline.jsonl")
+            await ledger.close()
+            let store = path + "/" + KeyStore.fileName
+            let saved = try Data(contentsOf: URL(fileURLWithPath: store))
+            if damage == "missing" {
+                try FileManager.default.removeItem(atPath: store)
+            } else {
+                #expect(truncate(store, off_t(saved.count - KeyStore.slotSize)) == 0)
+            }
+            let left = FileManager.default.fileExists(atPath: store) ? try Data(contentsOf: URL(fileURLWithPath: store)) : nil
+            let error = ledgerError { _ = try Ledger(path: path, options: .seeded()) }
+            #expect(error?.kind == .damaged, "\(String(describing: error))")
+            #expect(error?.message.contains(damage == "missing" ? "is missing" : "cut short") == true, "\(String(describing: error))")
+            let after = FileManager.default.fileExists(atPath: store) ? try Data(contentsOf: URL(fileURLWithPath: store)) : nil
+            #expect(after == left, "the store is left as it was")
+            // Restored, the ledger opens and reads as before.
+            try saved.write(to: URL(fileURLWithPath: store))
+            #expect(chmod(store, 0o600) == 0)
+            let restored = try Ledger(path: path, options: .seeded())
+            #expect(try await restored.questions().count > 0)
+        }
+    }
+
     @Test func theSeededSourceRepeatsAndTheSystemOneDoesNot() {
         #expect(SecretSource.seeded("a").bytes(32, for: "x") == SecretSource.seeded("a").bytes(32, for: "x"))
         #expect(SecretSource.seeded("a").bytes(32, for: "x") != SecretSource.seeded("b").bytes(32, for: "x"))

@@ -231,7 +231,8 @@ public final class Ledger: Sendable {
                 guard format >= Self.oldestWritableFormat else { throw Self.plaintextFormat(path: path) }
                 staleProjections = try !isNew && Self.projectionsVersion(environment, meta: meta) < Self.projectionsVersion
             }
-            let keyRing = format < Self.oldestWritableFormat ? nil : try Self.keyRing(path: path, options: options, newKey: newKey, use: KeyUse(format: format))
+            let keyRing = format < Self.oldestWritableFormat ? nil
+                : try Self.keyRing(path: path, options: options, newKey: newKey, use: KeyUse(format: format), environment: environment)
             var opened = try Tables(environment: environment, create: !options.readOnly, keyRing: keyRing)
             opened.keyLocation = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
             tables = opened
@@ -309,7 +310,7 @@ public final class Ledger: Sendable {
     /// The key ring of a ledger of format 2 or later: its key (made with the ledger when it is new) and its key store.
     /// A read-only open without the key file has none: `verify` needs no key, and whatever shows a personal
     /// field says where the key was looked for.
-    private static func keyRing(path: String, options: Options, newKey: LedgerKey?, use: KeyUse) throws -> KeyRing? {
+    private static func keyRing(path: String, options: Options, newKey: LedgerKey?, use: KeyUse, environment: Environment) throws -> KeyRing? {
         let location = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
         let ledgerKey: LedgerKey
         if let newKey {
@@ -322,11 +323,35 @@ public final class Ledger: Sendable {
         } else {
             throw LedgerError.missingKey(location)
         }
+        let writerCheck = options.readOnly || newKey != nil ? nil : try keyStoreInUse(environment)
+        if let writerCheck, writerCheck.holdsKeys, !keyStoreExists(directory: path) {
+            throw LedgerError(.damaged, "key store \(path)/\(KeyStore.fileName) is missing, and the ledger holds keys kept in it: restore it from a backup (a new one would leave every sealed field unreadable)")
+        }
         guard let store = try KeyStore.open(directory: path, ledgerKey: ledgerKey, writable: !options.readOnly, secrets: options.secrets) else {
             return nil
         }
+        if let writerCheck, store.slotCount < writerCheck.slots {
+            throw LedgerError(.damaged, "key store \(path)/\(KeyStore.fileName) holds \(store.slotCount) keys where the ledger has used \(writerCheck.slots): it is cut short; restore it from a backup")
+        }
         if store.slotCount > 0 { _ = try store.key(slot: 0) }
         return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets, use: use)
+    }
+
+    /// What a writer checks its key store against: whether the ledger holds key entries, and how many slots
+    /// the store had at the last commit that added one (0 for a ledger written before it was recorded).
+    private static func keyStoreInUse(_ environment: Environment) throws -> (holdsKeys: Bool, slots: UInt64) {
+        guard let keys = try? environment.openDatabase(StorageTable.keys.rawValue, create: false),
+              let meta = try? environment.openDatabase(StorageTable.meta.rawValue, create: false) else { return (false, 0) }
+        return try environment.read { txn in
+            let slots = try txn.get(meta, key: KeyRing.slotCountEntry).flatMap { $0.count == 8 ? Keys.decodeSeq($0) : nil } ?? 0
+            return (try txn.statistics(keys).entries > 0 || slots > 0, slots)
+        }
+    }
+
+    /// Whether anything stands at the key store's name in the ledger directory (a link is not followed).
+    private static func keyStoreExists(directory: String) -> Bool {
+        var info = stat()
+        return lstat(directory + "/" + KeyStore.fileName, &info) == 0
     }
 
     // MARK: Appending

@@ -82,7 +82,7 @@ extension KeyRing {
                 guard try reseal(txn, tables, seq: seq, dayKey: dayKey, ownKey: own) else { continue }
             }
             let slot = try store.add(own, secrets: secrets)
-            noteAdded(own, slot: slot)
+            try noteAdded(own, slot: slot, txn, tables)
             try txn.put(keys, key: entry, value: Self.entryValue(slot: slot, destroyed: false))
         }
         try rewriteHandleValues(txn, tables, subject: subject, whole: before == nil, erasureSeq: erasureSeq)

@@ -125,7 +125,7 @@ final class KeyRing: @unchecked Sendable {
         let generation = Keys.versioned(entry, seq)
         let key = secrets.key(for: "data key \(hexString(generation))")
         let slot = try store.add(key, secrets: secrets)
-        noteAdded(key, slot: slot)
+        try noteAdded(key, slot: slot, txn, tables)
         try txn.put(tables[.keys], key: generation, value: Keys.seq(slot))
         return slot
     }
@@ -204,13 +204,20 @@ final class KeyRing: @unchecked Sendable {
         }
     }
 
-    /// Records a key just added to the store: kept unwrapped, and to be flushed before the transaction commits.
-    func noteAdded(_ key: SymmetricKey, slot: UInt64) {
+    /// Records a key just added to the store in `txn`: kept unwrapped, to be flushed before the transaction
+    /// commits, and the store's number of slots recorded with the commit (``slotCountEntry``).
+    func noteAdded(_ key: SymmetricKey, slot: UInt64, _ txn: WriteTransaction, _ tables: Tables) throws {
         lock.withLock {
             unwrapped[slot] = key
             unsynced = true
         }
+        try txn.put(tables[.meta], key: Self.slotCountEntry, value: Keys.seq(slot + 1))
     }
+
+    /// The `meta` entry that holds how many slots the key store had when a commit last added one. A writer
+    /// refuses a key store with fewer, cut short or lost and made anew: its new keys would take the numbers of
+    /// slots the ledger's entries name already, and what those sealed would never open again.
+    static let slotCountEntry = Array("keySlots".utf8)
 
     /// Records that an erasure listed slots to overwrite.
     func notePendingDestruction() {
