@@ -194,6 +194,33 @@ import Testing
         }
     }
 
+    /// Damage a query meets says where: the event's seq, or, in a row of a derived table, the ledger's path.
+    @Test func damageAQueryMeetsSaysWhere() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded("damage says where", durable: false))
+            try await ledger.append(json:
+                JSONLine.asked("ask", question: QID.q1, at: "09:00:00", recorded: "09:00:00"),
+                JSONLine.permission("camera", "camera", "authorized", at: "09:10:00", recorded: "09:10:00"))
+            var (hash, record) = try KeyErasureTests.storedRecord(ledger, seq: 1)
+            record.box[record.box.count - 1] ^= 0x01
+            let (events, permissions) = (ledger.tables.events, ledger.tables[.permissions])
+            try ledger.environment.write { txn in
+                try txn.put(events, key: Keys.seq(1), value: hash + record.stored())
+                let cursor = try txn.cursor(permissions)
+                let first = try #require(try cursor.first())
+                let key = Array(first.key)
+                var value = Array(first.value)
+                value[0] = 9
+                try txn.put(permissions, key: key, value: value)
+            }
+            let question = ledgerError { _ = try ledger.read { try $0.question(QID.uuid(QID.q1)) } }
+            #expect(question?.kind == .damaged && question?.seq == 1, "\(String(describing: question))")
+            let row = ledgerError { _ = try ledger.read { try $0.permissions(subject: "kid-ava") } }
+            #expect(row?.kind == .damaged && row?.message.hasPrefix(path + ": damaged record:") == true, "\(String(describing: row))")
+        }
+    }
+
     @Test func aDamagedTrailerIsRefused() throws {
         let secrets = SecretSource.seeded("trailer")
         let event = try decodeEvent(#"{"type":"handles.observed","id":"ev-2","subject":"kid-1","occurredAt":"2026-11-20T09:00:00Z","checked":[{"value":"robo_rex","kind":"custom"}],"known":[]}"#)

@@ -531,7 +531,8 @@ public final class Ledger: Sendable {
         } catch let error as LMDBError {
             throw LedgerError.storage(error, path: path)
         } catch let error as EventRecord.DecodingError {
-            throw LedgerError(.damaged, error.description)
+            // Damage found away from an event (a row of a derived table): named by the ledger's path.
+            throw LedgerError(.damaged, "\(path): \(error.description)")
         }
     }
 

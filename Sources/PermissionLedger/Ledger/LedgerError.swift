@@ -88,7 +88,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func storage(_ error: any Error, path: String) -> LedgerError {
         if let e = error as? LedgerError { return e }
-        if let e = error as? EventRecord.DecodingError { return LedgerError(.damaged, e.description) }
+        if let e = error as? EventRecord.DecodingError { return LedgerError(.damaged, "\(path): \(e.description)") }
         guard let e = error as? LMDBError else { return LedgerError(.storage, "\(path): \(error)") }
         switch e {
         case .closed: return LedgerError(.closed, "\(path): the ledger is closed; open it again to go on")

@@ -19,13 +19,21 @@ extension ReadTransaction {
     /// (``decodeStoredEvent(_:seq:txn:tables:salted:)``).
     func event(_ tables: Tables, seq: UInt64, salted: Bool = true) throws -> PermissionEvent? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
-        return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables, salted: salted)
+        do {
+            return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables, salted: salted)
+        } catch let error as EventRecord.DecodingError {
+            throw LedgerError(.damaged, error.description, seq: seq)
+        }
     }
 
     /// The header of the stored event at `seq` (see `EventRecord.decodeHeader`).
     func eventHeader(_ tables: Tables, seq: UInt64, id: Bool = true) throws -> EventRecord.Header? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
-        return try decodeStoredHeader(value, id: id).header
+        do {
+            return try decodeStoredHeader(value, id: id).header
+        } catch let error as EventRecord.DecodingError {
+            throw LedgerError(.damaged, error.description, seq: seq)
+        }
     }
 }
 

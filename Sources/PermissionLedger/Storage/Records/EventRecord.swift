@@ -16,7 +16,7 @@ import PermissionModel
     public struct DecodingError: Error, CustomStringConvertible {
         public var reason: String
         public init(reason: String) { self.reason = reason }
-        public var description: String { "damaged event record: \(reason)" }
+        public var description: String { "damaged record: \(reason)" }
     }
 
     // Type tags: fixed forever, never renumbered.
