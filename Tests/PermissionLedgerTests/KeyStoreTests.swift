@@ -140,6 +140,13 @@ import Testing
             #expect(error?.message.contains(damage == "missing" ? "is missing" : "cut short") == true, "\(String(describing: error))")
             let after = FileManager.default.fileExists(atPath: store) ? try Data(contentsOf: URL(fileURLWithPath: store)) : nil
             #expect(after == left, "the store is left as it was")
+            if damage == "missing" {
+                // A reader says what is missing: the key store, not the key, which is there.
+                let reader = try Ledger(path: path, options: .init(readOnly: true))
+                let read = ledgerError { _ = try reader.read { try $0.questions() } }
+                #expect(read?.kind == .damaged && read?.message.contains("key store \(store) is missing") == true, "\(String(describing: read))")
+                await reader.close()
+            }
             // Restored, the ledger opens and reads as before.
             try saved.write(to: URL(fileURLWithPath: store))
             #expect(chmod(store, 0o600) == 0)

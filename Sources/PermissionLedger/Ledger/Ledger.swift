@@ -235,6 +235,10 @@ public final class Ledger: Sendable {
                 : try Self.keyRing(path: path, options: options, newKey: newKey, use: KeyUse(format: format), environment: environment)
             var opened = try Tables(environment: environment, create: !options.readOnly, keyRing: keyRing)
             opened.keyLocation = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
+            if keyRing == nil, format >= Self.oldestWritableFormat, !Self.keyStoreExists(directory: path),
+               (try? LedgerKey.read(at: opened.keyLocation)) != nil {
+                opened.missingKeyStore = path + "/" + KeyStore.fileName
+            }
             tables = opened
         } catch let error as LedgerError {
             throw error

@@ -243,7 +243,7 @@ enum HandleDirectory {
     /// destroyed.
     static func values(of subject: String, _ txn: ReadTransaction, _ tables: Tables) throws -> HandleValueIndex? {
         guard let db = tables.handleValues else { return nil }
-        guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+        guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
         guard let slot = try KeyRing.slot(txn, tables, KeyRing.entry(subject: subject, .values), atMost: .max),
               let key = try keyRing.key(slot: slot) else { return HandleValueIndex([]) }
         let chunks = Keys.subjectPrefix(subject) + [1]

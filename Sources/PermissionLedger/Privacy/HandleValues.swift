@@ -114,7 +114,7 @@ struct HandleValues {
     /// their history, and rows whose key is gone can no longer be matched, at any point.
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
-        guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+        guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
         if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) { return hasher.tokenHandle(handle) }
         // No lookup key: the subject's was destroyed by an erasure, or it never stored a handle. A subject with
         // handle rows and no lookup key entry at all is damage, not an answer.

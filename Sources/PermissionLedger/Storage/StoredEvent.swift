@@ -38,7 +38,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             if commitment == nil {
                 event = envelope
             } else {
-                guard let keyRing = tables.keyRing else { throw LedgerError.missingKey(tables.keyLocation) }
+                guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
                 // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
                 if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
                     if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }

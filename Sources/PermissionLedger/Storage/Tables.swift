@@ -94,6 +94,16 @@ struct Tables: Sendable {
     var keyRing: KeyRing?
     /// Where the ledger's key was looked for: what an error says when a personal field needs it.
     var keyLocation = LedgerKey.Location(path: LedgerKey.defaultFileName, origin: .ledgerDirectory)
+    /// The key store's path, when the ledger was opened without a key ring because its key store is missing
+    /// while its key is there.
+    var missingKeyStore: String?
+
+    /// What a reader that needs a key throws when the ledger was opened without its key ring: the key store
+    /// missing is damage, named as such; otherwise the key was not found where it was looked for.
+    var keyUnavailable: LedgerError {
+        guard let missingKeyStore else { return .missingKey(keyLocation) }
+        return LedgerError(.damaged, "key store \(missingKeyStore) is missing, and the ledger's key is there: personal fields cannot be read; restore the key store from a backup")
+    }
 
     init(environment: Environment, create: Bool, keyRing: KeyRing? = nil) throws {
         self.keyRing = keyRing
