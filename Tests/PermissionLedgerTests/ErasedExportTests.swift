@@ -113,32 +113,6 @@ struct ErasedExportTests {
             #expect(try copy.head().seq == 0)
         }
     }
-
-    /// An event given in its erased form is appended only with the erasure it names, in the same batch or before
-    /// it: alone, or naming another erasure or basis, it would read as damage, not as erased.
-    @Test func anErasedEventWithoutTheErasureItNamesIsRejected() async throws {
-        try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
-            try await ledger.append(json: RetentionTests.alpha)
-            try await ledger.append([try KeyErasureTests.erasure("erase-ava", subject: "kid-ava", at: "2026-11-21T10:00:00Z")])
-            let lines = try Self.lines(ledger)
-            await ledger.close()
-            #expect(lines.count == 2 && lines[0].contains(#"{"seq":2,"basis":"guardianRequest"}"#), "\(lines)")
-            let copy = try Ledger(path: directory + "/copy", options: .seeded("another seed"))
-            for (given, reason) in [
-                ([lines[0]], "no erasure of its subject appended with it or before it covers it"),
-                ([lines[0].replacingOccurrences(of: #"{"seq":2,"#, with: #"{"seq":5,"#), lines[1]], "erased by seq 5, but the erasure at seq 2 erased it"),
-                ([lines[0].replacingOccurrences(of: #""basis":"guardianRequest""#, with: #""basis":"other""#), lines[1]], "but the erasure at seq 2 erased it"),
-            ] {
-                let rejected = try await rejections { try await copy.append(given.map { try decodeEvent($0) }) }
-                #expect(rejected.map(\.index) == [0], "\(rejected)")
-                #expect(rejected.first?.rejection.reason.contains(reason) == true, "\(rejected)")
-                #expect(try copy.head().seq == 0)
-            }
-            try await copy.append(lines.map { try decodeEvent($0) })
-            #expect(try Self.lines(copy) == lines)
-        }
-    }
 }
 
 extension ErasedExportTests {

@@ -284,17 +284,11 @@ final class GroupCommitter: @unchecked Sendable {
     ) throws -> LogHead {
         var projector = Projector(store: store, head: head)
         var rejections: [(index: Int, rejection: EventRejection)] = []
-        var erasedForms: [ErasedForm] = []
         var index = 0
         while let event = try next() {
             if let progress, index > 0, index % 10_000 == 0 { progress(index) }
-            let erasedForm = event.erasedFields == nil ? nil : (event.subject, event.erased, event.type)
             do {
-                let appended = try projector.apply(event, clock: clock)
-                if let (subject, mark, type) = erasedForm, case .appended(let seq) = appended {
-                    erasedForms.append(ErasedForm(index: index, subject: subject, seq: seq, recordedAt: projector.head.recordedAt!, mark: mark, type: type))
-                }
-                outcome(appended)
+                outcome(try projector.apply(event, clock: clock))
             } catch let rejection as EventRejection {
                 rejections.append((index, rejection))
                 rejected(index, rejection)
@@ -304,37 +298,6 @@ final class GroupCommitter: @unchecked Sendable {
         }
         if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
         try store.finishWriting()
-        try checkErasures(of: erasedForms, store: store, maxRejections: maxRejections, rejected: rejected)
         return projector.head
-    }
-
-    /// An event appended in its erased form (an import of an export).
-    private struct ErasedForm {
-        var index: Int
-        var subject: String
-        var seq: UInt64
-        var recordedAt: Timestamp
-        var mark: ErasureMark?
-        var type: EventType
-    }
-
-    /// Rejects the events appended in their erased form that no erasure of the same transaction or before it
-    /// covers, or another erasure than they name: without it, their fields would read as missing, not erased.
-    private static func checkErasures(
-        of forms: [ErasedForm], store: LMDBStore, maxRejections: Int, rejected: (Int, EventRejection) -> Void
-    ) throws {
-        var rejections: [(index: Int, rejection: EventRejection)] = []
-        for form in forms {
-            let found = try KeyRing.erasure(store.txn.reader, store.tables, subject: form.subject, seq: form.seq, recordedAt: form.recordedAt)
-            guard found == nil || (form.mark != nil && found != form.mark) else { continue }
-            let named = form.mark.map { "seq \($0.seq)" } ?? "no seq"
-            let reason = found.map { "the event is given erased by \(named), but the erasure at seq \($0.seq) erased it" }
-                ?? "the event is given erased by \(named), but no erasure of its subject appended with it or before it covers it"
-            let rejection = EventRejection(reason, eventType: form.type.rawValue)
-            rejections.append((form.index, rejection))
-            rejected(form.index, rejection)
-            if rejections.count >= maxRejections { break }
-        }
-        if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
     }
 }
