@@ -50,6 +50,27 @@ struct BackupCommandTests {
         }
     }
 
+    @Test("a backup taken without the key, kept outside the ledger, still holds the key store, and the key opens it")
+    func keyKeptElsewhere() throws {
+        try withSandbox { sandbox in
+            let ledger = sandbox.path("ledger"), key = sandbox.path("elsewhere.key")
+            let imported = try sandbox.run(["import", "--ledger", ledger, "--key-file", key, Fixture.path("decline.jsonl")])
+            #expect(imported.status == 0, "\(imported)")
+            let out = sandbox.path("copy")
+            let backup = try sandbox.run(["backup", "--ledger", ledger, "--out", out])
+            #expect(backup.status == 0, "\(backup)")
+            let store = "/data-keys"
+            #expect(FileManager.default.contents(atPath: out + store) == FileManager.default.contents(atPath: ledger + store))
+            #expect(!FileManager.default.fileExists(atPath: out + "/ledger.key"), "the key kept elsewhere is not copied")
+            let later = sandbox.path("later.jsonl")
+            try Data(#"{"type":"handles.observed","id":"later","subject":"kid-new","occurredAt":"2026-12-01T09:00:00Z","recordedAt":"2026-12-01T09:00:00Z","checked":[{"kind":"custom","value":"robo_rex"}],"known":[]}"#.utf8 + [10]).write(to: URL(fileURLWithPath: later))
+            let written = try sandbox.run(["import", "--ledger", out, "--key-file", key, later])
+            #expect(written.status == 0, "\(written)")
+            let read = try sandbox.run(["export", "--ledger", out, "--key-file", key])
+            #expect(read.status == 0 && read.out.contains("decline"), "\(read.err)")
+        }
+    }
+
     @Test("backup's JSON is one line: out, seq, head and verified in that order, out escaped as JSON")
     func jsonBytes() throws {
         try withFixtureLedger("decline.jsonl") { sandbox, ledger in

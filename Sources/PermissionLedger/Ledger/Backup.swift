@@ -82,7 +82,7 @@ extension Ledger {
     /// it, with every key the environment's snapshot refers to), and the ledger's key when it lives in the
     /// ledger's directory. A key kept elsewhere is not copied: the backup needs it as the ledger does.
     private func copy(to directory: String, for target: String) throws(LedgerError) {
-        guard let keyRing = tables.keyRing else { return try copyEnvironment(to: directory, for: target) }
+        guard let keyRing = tables.keyRing else { return try copyWithoutKey(to: directory, for: target) }
         try keyRing.store.locked(exclusive: false) { () throws(LedgerError) in
             try copyEnvironment(to: directory, for: target)
             try Self.copyFile(keyRing.store.path, to: directory + "/" + KeyStore.fileName, for: target)
@@ -91,6 +91,27 @@ extension Ledger {
         if location.origin == .ledgerDirectory {
             try Self.copyFile(location.path, to: directory + "/" + LedgerKey.defaultFileName, for: target)
         }
+    }
+
+    /// ``copy(to:for:)`` of a ledger opened without its key: the environment and, when the ledger has one, its key
+    /// store all the same, under the store's lock, so that the backup holds every key its data names. The key
+    /// file is not copied: it is not at hand.
+    private func copyWithoutKey(to directory: String, for target: String) throws(LedgerError) {
+        let store = path + "/" + KeyStore.fileName
+        let fd: Int32?
+        do throws(OwnerOnlyFile.Problem) {
+            fd = try OwnerOnlyFile.openExisting(store, writable: false)
+        } catch {
+            throw LedgerError(.damaged, "key store \(error.description); the backup was not written")
+        }
+        guard let fd else { return try copyEnvironment(to: directory, for: target) }
+        defer { closeDescriptor(fd) }
+        while flock(fd, LOCK_SH) != 0 {
+            guard errno == EINTR else { throw LedgerError(.storage, "key store \(store): cannot be locked: \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        try copyEnvironment(to: directory, for: target)
+        try Self.copyFile(store, to: directory + "/" + KeyStore.fileName, for: target)
     }
 
     /// Copies the key file at `source` into a new file of mode 0600 at `destination`, flushed.
