@@ -168,6 +168,29 @@ import Testing
         }
     }
 
+    /// Updates read after an erasure tell its erased handles apart: one handle of a kind making way for another
+    /// is an update, though both values are gone.
+    @Test func knownHandleUpdatesTellErasedHandlesOfOneKindApart() async throws {
+        try await withLedger { ledger in
+            try await ledger.append(json: JSONLine.observed("o1", checked: [("tinker", "custom")], known: [("tinker", "custom")], at: "09:00:00", recorded: "09:00:00"))
+            var updates = ledger.knownHandleUpdates(subject: "kid-ava", pollInterval: .milliseconds(10)).makeAsyncIterator()
+            #expect(try await updates.next()?.handles.map(\.handle.value) == ["tinker"])
+            try await ledger.append(json:
+                JSONLine.observed("o2", checked: [("tinker", "custom")], known: [("tinker", "custom")], at: "09:10:00", recorded: "09:10:00"),
+                JSONLine.observed("o3", checked: [("tinker", "custom"), ("pixel", "custom")], known: [("pixel", "custom")], at: "09:20:00", recorded: "09:20:00"))
+            try await ledger.append([try KeyErasureTests.erasure("erase", subject: "kid-ava", at: "2026-11-20T10:00:00Z")])
+            try await ledger.append(json: JSONLine.observed("o5", checked: [("zed", "custom")], known: [("zed", "custom")], at: "10:10:00", recorded: "10:10:00"))
+            // Seq 2 observes tinker again, now read as erased: an update. Seq 3 puts pixel in tinker's place,
+            // both erased: an update. Then zed, readable, after the erasure.
+            let two = try #require(try await updates.next())
+            #expect(two.seq == 2 && two.handles.count == 1 && two.handles[0].erased != nil, "\(two)")
+            let three = try #require(try await updates.next())
+            #expect(three.seq == 3 && three.handles.count == 1 && three.handles[0].erased != nil, "\(three)")
+            let five = try #require(try await updates.next())
+            #expect(five.seq == 5 && five.handles.map(\.handle.value).contains("zed"), "\(five)")
+        }
+    }
+
     @Test func responsesArriveWithTheirQuestionAndChoice() async throws {
         try await withLedger { ledger in
             try await ledger.append([G.asked(1), G.asked(2, subject: "kid-2")])

@@ -32,7 +32,14 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
         let subject: String
         let pollInterval: Duration
         var events: LedgerEvents.Iterator?
-        var last: [CommunicationHandle]?
+        /// The last set given, each handle as stored (``LedgerView/knownHandles(subject:identities:)``) and
+        /// whether it was erased: erased handles, whose values are gone, are told apart by their tokens, and a
+        /// handle that becomes erased, or readable again, is a change.
+        var last: [[UInt8]]?
+
+        private static func compared(_ known: (handles: [KnownHandle], identities: [[UInt8]])) -> [[UInt8]] {
+            zip(known.handles, known.identities).map { $1 + [$0.erased == nil ? 0 : 1] }
+        }
 
         /// How far the log has been read (see ``LedgerEvents/Iterator/position``); 0 before the first `next()`.
         public var position: UInt64 { events?.position ?? 0 }
@@ -41,11 +48,12 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
         public mutating func next() async throws -> Update? {
             guard var events else {
                 let subject = subject
-                let first = try ledger.read { view in
-                    Update(seq: view.head.seq, handles: try view.knownHandles(subject: subject))
+                let (first, identities) = try ledger.read { view in
+                    let known = try view.knownHandles(subject: subject, identities: true)
+                    return (Update(seq: view.head.seq, handles: known.handles), Self.compared(known))
                 }
                 events = ledger.events(after: first.seq, subject: subject, pollInterval: pollInterval).makeAsyncIterator()
-                last = first.handles.map(\.handle)
+                last = identities
                 return first
             }
             defer { self.events = events }
@@ -55,10 +63,10 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
                 default: continue
                 }
                 let subject = subject
-                let handles = try ledger.read(asOf: .seq(event.seq)) { try $0.knownHandles(subject: subject) }
-                guard handles.map(\.handle) != last else { continue }
-                last = handles.map(\.handle)
-                return Update(seq: event.seq, handles: handles)
+                let known = try ledger.read(asOf: .seq(event.seq)) { try $0.knownHandles(subject: subject, identities: true) }
+                guard Self.compared(known) != last else { continue }
+                last = Self.compared(known)
+                return Update(seq: event.seq, handles: known.handles)
             }
             return nil
         }
