@@ -113,6 +113,25 @@ struct ErasedExportTests {
             #expect(try copy.head().seq == 0)
         }
     }
+
+    /// An event given in its erased form without the erasure that erased it (an export cut short) reads as
+    /// damage, and `verify` says so too, with no key.
+    @Test func anErasedEventWithoutItsErasureIsDamageForVerifyToo() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.append(json: RetentionTests.alpha)
+            try await ledger.append([try KeyErasureTests.erasure("erase-ava", subject: "kid-ava", at: "2026-11-21T10:00:00Z")])
+            let lines = try Self.lines(ledger)
+            await ledger.close()
+            let path = directory + "/copy"
+            let copy = try Ledger(path: path, options: .seeded("another seed"))
+            try await copy.append([try decodeEvent(lines[0])])
+            #expect(ledgerError { try copy.export { _ in } }?.seq == 1)
+            await copy.close()
+            let report = try await Ledger.verify(path: path)
+            #expect(report.damagedSeq == 1 && report.problem?.contains("no erasure covers it") == true, "\(report)")
+        }
+    }
 }
 
 extension ErasedExportTests {

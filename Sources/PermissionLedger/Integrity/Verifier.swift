@@ -85,6 +85,20 @@ final class Verifier {
         return VerificationReport(events: head.seq, head: previous, damagedSeq: nil, problem: nil)
     }
 
+    /// Whether `record` keeps no sealed fields though it commits to some (an event imported erased, or erased
+    /// here) while no erasure in the ledger covers it: the readers take that for damage, and so does `verify`.
+    private func isErasedWithoutAnErasure(_ record: [UInt8], event: PermissionEvent, seq: UInt64) throws -> Bool {
+        guard record.first == SealedRecord.version, let recordedAt = event.recordedAt else { return false }
+        let sealed = try record.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) in
+                let parts = try SealedRecord.parts(of: bytes, checkingTrailer: false)
+                return (boxIsEmpty: parts.box.isEmpty, commits: try SealedRecord.envelope(parts.chained).commitment != nil)
+            }
+        }.get()
+        guard sealed.boxIsEmpty, sealed.commits else { return false }
+        return try KeyRing.erasure(txn, tables, subject: event.subject, seq: seq, recordedAt: recordedAt) == nil
+    }
+
     /// The rebuild from the log, kept for the comparison with the derived tables.
     private let store = MemoryStore(keepsRows: true)
 
@@ -125,6 +139,9 @@ final class Verifier {
                 event = try replayedEvent(record, checkCanonical: true)
             } catch {
                 return damaged(seq, "\(error)")
+            }
+            if try isErasedWithoutAnErasure(record, event: event, seq: seq) {
+                return damaged(seq, "the event's personal fields are missing and no erasure covers it")
             }
             do {
                 guard case .appended = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record) else {
