@@ -89,13 +89,15 @@ final class Verifier {
     /// here) while no erasure in the ledger covers it: the readers take that for damage, and so does `verify`.
     private func isErasedWithoutAnErasure(_ record: [UInt8], event: PermissionEvent, seq: UInt64) throws -> Bool {
         guard record.first == SealedRecord.version, let recordedAt = event.recordedAt else { return false }
-        let sealed = try record.withUnsafeBytes { bytes in
-            Result { () throws(EventRecord.DecodingError) in
+        // The trailer first: only a record without sealed fields is decoded again, for its commitment.
+        let commitsWithoutFields = try record.withUnsafeBytes { bytes in
+            Result { () throws(EventRecord.DecodingError) -> Bool in
                 let parts = try SealedRecord.parts(of: bytes, checkingTrailer: false)
-                return (boxIsEmpty: parts.box.isEmpty, commits: try SealedRecord.envelope(parts.chained).commitment != nil)
+                guard parts.box.isEmpty else { return false }
+                return try SealedRecord.envelope(parts.chained).commitment != nil
             }
         }.get()
-        guard sealed.boxIsEmpty, sealed.commits else { return false }
+        guard commitsWithoutFields else { return false }
         return try KeyRing.erasure(txn, tables, subject: event.subject, seq: seq, recordedAt: recordedAt) == nil
     }
 

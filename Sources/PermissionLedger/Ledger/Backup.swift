@@ -106,12 +106,10 @@ extension Ledger {
         }
         guard let fd else { return try copyEnvironment(to: directory, for: target) }
         defer { closeDescriptor(fd) }
-        while flock(fd, LOCK_SH) != 0 {
-            guard errno == EINTR else { throw LedgerError(.storage, "key store \(store): cannot be locked: \(String(cString: strerror(errno)))") }
+        try KeyStore.locked(fd, path: store, exclusive: false) { () throws(LedgerError) in
+            try copyEnvironment(to: directory, for: target)
+            try Self.copyFile(store, to: directory + "/" + KeyStore.fileName, for: target)
         }
-        defer { flock(fd, LOCK_UN) }
-        try copyEnvironment(to: directory, for: target)
-        try Self.copyFile(store, to: directory + "/" + KeyStore.fileName, for: target)
     }
 
     /// Copies the key file at `source` into a new file of mode 0600 at `destination`, flushed.

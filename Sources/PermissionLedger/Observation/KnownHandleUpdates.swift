@@ -64,8 +64,9 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
                 }
                 let subject = subject
                 let known = try ledger.read(asOf: .seq(event.seq)) { try $0.knownHandles(subject: subject, identities: true) }
-                guard Self.compared(known) != last else { continue }
-                last = Self.compared(known)
+                let compared = Self.compared(known)
+                guard compared != last else { continue }
+                last = compared
                 return Update(seq: event.seq, handles: known.handles)
             }
             return nil

@@ -146,6 +146,12 @@ package final class KeyStore: @unchecked Sendable {
     /// Runs `body` holding the store's lock (`flock`), shared or exclusive: adding and destroying keys take it
     /// exclusively, a backup shares it, so that it copies the store as one state.
     package func locked<T>(exclusive: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try Self.locked(fd, path: path, exclusive: exclusive, body)
+    }
+
+    /// ``locked(exclusive:_:)`` of the key store file open at `fd`, for a reader that has no ledger key to open
+    /// the store with (a backup taken without it).
+    static func locked<T>(_ fd: Int32, path: String, exclusive: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
             guard errno == EINTR else { throw LedgerError(.storage, "key store \(path): cannot be locked: \(String(cString: strerror(errno)))") }
         }
