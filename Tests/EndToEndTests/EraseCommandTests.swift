@@ -34,6 +34,27 @@ struct EraseCommandTests {
         }
     }
 
+    @Test("import of an export cut short before an erasure names each line the erasure is missing for, in input order, and writes nothing")
+    func importOfAnExportCutShortBeforeItsErasure() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
+            let erase = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"])
+            #expect(erase.status == 0, "\(erase)")
+            let export = String(decoding: try sandbox.export(ledger), as: UTF8.self)
+            var lines = export.split(separator: "\n").map(String.init)
+            #expect(lines.count == 4 && lines[3].contains("subject.erased"))
+            // Cut before the erasure, with a line that does not parse after it: lines 1 and 3 are erased events.
+            lines[3] = "{"
+            let cut = try sandbox.write(lines.joined(separator: "\n") + "\n", to: "cut.jsonl")
+            let run = try sandbox.run(["import", "--ledger", sandbox.path("copy"), cut])
+            #expect(run.status == 1, "\(run)")
+            #expect(run.errorLines.map { $0.prefix(cut.count + 3) } == ["\(cut):1:", "\(cut):3:", "\(cut):4:", "rejected: nothing was written"], "\(run)")
+            #expect(run.errorLines.first?.contains("handles.observed: erased: the event is given erased (by seq 4, guardianRequest), but no erasure") == true)
+            let whole = try sandbox.run(["import", "--ledger", sandbox.path("copy"), try sandbox.write(export, to: "whole.jsonl")])
+            #expect(whole.status == 0, "\(whole)")
+        }
+    }
+
     @Test("retain erases what every subject recorded before WHEN, lists it in a dry run, and erases nothing more when run again")
     func retainIsIdempotent() throws {
         try withSandbox { sandbox in

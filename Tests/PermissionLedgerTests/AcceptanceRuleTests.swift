@@ -24,6 +24,7 @@ import Testing
         "default-choice-not-among-choices.jsonl": ["defaultChoice", "deny"],
         "email-two-at.jsonl": ["email", "2 @ signs"],
         "erased-value-without-commitment.jsonl": ["erased", "unknown field"],
+        "erased-without-its-erasure.jsonl": ["erased", "no erasure of its subject"],
         "erasure-nothing-to-erase.jsonl": ["nothing to erase"],
         "erasure-unknown-basis.jsonl": ["basis", "becauseISaidSo"],
         "event-id-reused-different-content.jsonl": ["inv-02"],

@@ -109,13 +109,66 @@ struct ErasedExportTests {
             damaged[observed] = damaged[observed].replacing(#/"tokens":\["[0-9a-f]+",?/#, with: #""tokens":["#)
             let copy = try Ledger(path: directory + "/copy", options: .seeded())
             let rejected = try await rejections { try await copy.append(damaged.map { try decodeEvent($0) }) }
-            #expect(rejected.first?.rejection.reason.contains("tokens") == true)
+            // The events before it given erased are rejected too: their erasure is not given.
+            #expect(rejected.first { $0.index == observed }?.rejection.reason.contains("tokens") == true)
             #expect(try copy.head().seq == 0)
         }
     }
 
-    /// An event given in its erased form without the erasure that erased it (an export cut short) reads as
-    /// damage, and `verify` says so too, with no key.
+    /// An export cut short before an erasure: every event it gives erased is rejected, in a batch, streamed (as
+    /// `import` appends) and alone, each by its index, and nothing is written. With its erasure, it imports.
+    @Test func anExportCutShortBeforeItsErasureIsRejected() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("erasure.jsonl")
+            let lines = try Self.lines(ledger)
+            await ledger.close()
+            let erasure = try #require(lines.firstIndex { $0.contains("subject.erased") })
+            let cut = Array(lines[..<erasure])
+            let erased = cut.indices.filter { cut[$0].contains("\"commitment\"") }
+            #expect(erased.count >= 3)
+
+            let copy = try Ledger(path: directory + "/copy", options: .seeded("another seed"))
+            let rejected = await rejections { try await copy.append(cut.map { try decodeEvent($0) }) }
+            #expect(rejected.map(\.index) == erased)
+            #expect(rejected.allSatisfy { $0.rejection.reason.contains("no erasure of its subject after it erases it") }, "\(rejected)")
+            var events = try cut.map { try decodeEvent($0) }.makeIterator()
+            var reported: [Int] = []
+            #expect(throws: AppendRejected.self) {
+                try copy.appendSynchronously(streaming: { events.next() }, onRejection: { index, _ in reported.append(index) })
+            }
+            #expect(reported == erased)
+            let alone = await rejections { try await copy.append([try decodeEvent(cut[erased[0]])]) }
+            #expect(alone.map(\.index) == [0])
+            #expect(try copy.head() == .empty)
+
+            try await copy.append(lines.map { try decodeEvent($0) })
+            #expect(try Self.lines(copy) == lines)
+            await copy.close()
+            #expect(try await Ledger.verify(path: directory + "/copy").isIntact)
+        }
+    }
+
+    /// An erased event names the erasure that erased it; one that names another is rejected.
+    @Test func anErasedEventNamingAnotherErasureIsRejected() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("erasure.jsonl")
+            var lines = try Self.lines(ledger)
+            await ledger.close()
+            // kid-ava's events are erased by seq 8; seq 12 erases kid-ben's.
+            #expect(lines[0].contains(#""erased":{"seq":8,"#))
+            lines[0] = lines[0].replacing(#""erased":{"seq":8,"#, with: #""erased":{"seq":12,"#)
+            let copy = try Ledger(path: directory + "/copy", options: .seeded("another seed"))
+            let rejected = await rejections { try await copy.append(lines.map { try decodeEvent($0) }) }
+            #expect(rejected.map(\.index) == [0])
+            #expect(rejected.first?.rejection.reason.contains("given as erased by seq 12 (guardianRequest), but the erasure that erases it is seq 8") == true, "\(rejected)")
+            #expect(try copy.head() == .empty)
+        }
+    }
+
+    /// An event given in its erased form without the erasure that erased it, written by a build that let it in,
+    /// reads as damage, and `verify` says so too, with no key.
     @Test func anErasedEventWithoutItsErasureIsDamageForVerifyToo() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
@@ -125,7 +178,14 @@ struct ErasedExportTests {
             await ledger.close()
             let path = directory + "/copy"
             let copy = try Ledger(path: path, options: .seeded("another seed"))
-            try await copy.append([try decodeEvent(lines[0])])
+            // Applied past the append's check for the erasure, as such a build did.
+            let event = try decodeEvent(lines[0])
+            try copy.environment.write { txn in
+                let store = LMDBStore(txn: txn, tables: copy.tables)
+                var projector = Projector(store: store, head: try Ledger.head(txn.reader, copy.tables))
+                #expect(try projector.apply(event, clock: { .earliest }) == .appended(seq: 1))
+                try store.finishWriting()
+            }
             #expect(ledgerError { try copy.export { _ in } }?.seq == 1)
             await copy.close()
             let report = try await Ledger.verify(path: path)

@@ -156,6 +156,50 @@ import Testing
         }
     }
 
+    /// An event in its erased form is rejected once its request's events are all applied, after it was written
+    /// (its erasure may come later in the request): alone in a request that shares a transaction, it is applied in
+    /// a nested one, so that its rejection leaves nothing to the requests after it.
+    @Test func aLoneErasedEventRejectedInASharedTransactionLeavesNothing() async throws {
+        let erased = try await withTemporaryDirectory { directory in
+            let source = try Ledger(path: directory + "/source", options: .seeded("source", durable: false))
+            try await source.importFixture("erasure.jsonl")
+            let line = try #require(try source.exportText().split(separator: "\n").first { $0.contains("\"commitment\"") })
+            var event = try decodeEvent(String(line))
+            // Its place in the source's log is not its place here.
+            (event.seq, event.hash) = (nil, nil)
+            return event
+        }
+        try await withLedger(seed: "tests") { ledger in
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 0)
+            let hold = WriterHold(ledger)
+            // Recorded before the erased event, so that no rule rejects it before it is written.
+            var zero = Self.asked(0)
+            zero.recordedAt = Self.base
+            #expect(try #require(erased.recordedAt) > Self.base)
+            let first = Task { [zero] in try await ledger.append(zero) }
+            try await Self.waitForQueue(ledger, waiting: 0, committing: 1)
+            let rejected = Task { try await ledger.append(erased) }
+            try await Self.waitForQueue(ledger, waiting: 1, committing: 1)
+            let next = Task { try await ledger.append(Self.asked(1)) }
+            try await Self.waitForQueue(ledger, waiting: 2, committing: 1)
+            hold.release()
+            _ = try await first.value
+            await #expect(throws: AppendRejected.self) { try await rejected.value }
+            #expect(try await next.value == .appended(seq: 2))
+            let stored = try ledger.read { view in
+                var events: [RecordedEvent] = []
+                try view.forEachEvent(after: 0, through: 10) { events.append($0) }
+                return events
+            }
+            #expect(stored.map(\.event.id) == ["ask-0", "ask-1"])
+            // Nothing of the rejected event is left in the tables either.
+            guard case .questionAsked(let question) = erased.payload else { Issue.record("\(erased.type)"); return }
+            #expect(try ledger.read { try $0.question(question.id) } == nil)
+            #expect(try await ledger.verify().isIntact)
+            #expect(ledger.writerStatistics.largestGroup == 2)
+        }
+    }
+
     @Test func aLoneRejectedRequestWritesNothing() async throws {
         try await withLedger { ledger in
             await #expect(throws: AppendRejected.self) { try await ledger.append([Self.asked(1), Self.answered(1, choice: "nope")]) }

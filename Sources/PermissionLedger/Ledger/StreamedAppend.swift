@@ -72,7 +72,10 @@ extension Ledger {
     ///   - progress: called with the number of events checked so far, every 10,000 events.
     ///   - onRejection: called with a rejected event's index in the stream (0 for the first event `next`
     ///     gave) and the reason, right after `next` gave it and before `next` is called again, so that a
-    ///     caller can name where the event came from without keeping a place for every event.
+    ///     caller can name where the event came from without keeping a place for every event. An event given
+    ///     in its erased form is rejected only when the stream ends (or `next` throws), when the erasure it
+    ///     names has not come: a caller keeps the places of those (at most `maxRejections` for each subject
+    ///     and erasure named are reported).
     /// - Returns: how many events were appended and how many were duplicates, and the new head.
     /// - Throws: ``AppendRejected`` listing the rejected events (at most `maxRejections`, each also given
     ///   to `onRejection`) once the stream ends or the limit is reached; nothing was written. What `next`

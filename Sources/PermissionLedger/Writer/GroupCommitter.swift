@@ -214,9 +214,10 @@ final class GroupCommitter: @unchecked Sendable {
                 var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
                 for request in group {
                     do {
-                        if request.events.count == 1 || group.count == 1 {
+                        if group.count == 1 || (request.events.count == 1 && request.events[0].erasedFields == nil) {
                             // A rejected event writes nothing, so a single event needs no nested transaction
-                            // (and a lone request's rejection aborts the whole transaction below).
+                            // (and a lone request's rejection aborts the whole transaction below). An event
+                            // in its erased form is written before it is rejected (``AwaitedErasures``).
                             let summary = try apply(request, store: store, head: head, clock: context.clock)
                             head = summary.head
                             results.append(.success(summary))
@@ -275,8 +276,15 @@ final class GroupCommitter: @unchecked Sendable {
     /// after it until `maxRejections` are rejected. Then ``AppendRejected`` is thrown (with those
     /// rejections): the caller aborts the transaction, so that nothing of the events survives.
     ///
-    /// What `next` throws is rethrown as it is. Keeps nothing per event: memory stays bounded however
-    /// many events `next` gives.
+    /// An event given in its erased form is written, and rejected only once `next` has given every event
+    /// when no erasure then covers it as it names (``AwaitedErasures``): its rejection goes to `rejected`
+    /// then, after the events that followed it. Such an event is never alone in an append that shares a
+    /// transaction with others unnested (see ``commit(_:context:)``).
+    ///
+    /// What `next` throws is rethrown as it is, after the erased events pulled until then whose erasure is
+    /// missing went to `rejected`, as at the end of the stream: a caller that throws at the end of its input
+    /// (as `import` does when lines did not parse) reports them with its own problems. Keeps nothing per event: memory stays bounded however
+    /// many events `next` gives (the erased events' groups are one per erasure they name).
     static func apply(
         _ next: () throws -> PermissionEvent?, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
         maxRejections: Int, progress: ((Int) -> Void)? = nil,
@@ -284,11 +292,36 @@ final class GroupCommitter: @unchecked Sendable {
     ) throws -> LogHead {
         var projector = Projector(store: store, head: head)
         var rejections: [(index: Int, rejection: EventRejection)] = []
+        var awaited = AwaitedErasures(indexLimit: maxRejections)
         var index = 0
-        while let event = try next() {
-            if let progress, index > 0, index % 10_000 == 0 { progress(index) }
+        /// Reports the erased events whose erasure is missing, once every event is pulled.
+        func rejectErasedWithoutErasure() throws {
+            guard rejections.count < maxRejections, !awaited.isEmpty else { return }
+            for (index, rejection) in try awaited.rejections(store.txn.reader, store.tables, limit: maxRejections - rejections.count) {
+                rejections.append((index, rejection))
+                rejected(index, rejection)
+            }
+            rejections.sort { $0.index < $1.index }
+        }
+        func pull() throws -> PermissionEvent? {
             do {
-                outcome(try projector.apply(event, clock: clock))
+                return try next()
+            } catch {
+                // A caller that throws at the end of its input, having found problems of its own, gets these too.
+                try rejectErasedWithoutErasure()
+                throw error
+            }
+        }
+        while let event = try pull() {
+            if let progress, index > 0, index % 10_000 == 0 { progress(index) }
+            let erased = event.erasedFields == nil ? nil : (type: event.type.rawValue, subject: event.subject, mark: event.erased)
+            do {
+                let applied = try projector.apply(event, clock: clock)
+                if let erased, case .appended = applied {
+                    awaited.note(index: index, type: erased.type, subject: erased.subject, mark: erased.mark,
+                                 seq: projector.head.seq, recordedAt: projector.head.recordedAt!)
+                }
+                outcome(applied)
             } catch let rejection as EventRejection {
                 rejections.append((index, rejection))
                 rejected(index, rejection)
@@ -296,6 +329,8 @@ final class GroupCommitter: @unchecked Sendable {
             }
             index += 1
         }
+        // Every event was pulled: the erasures the erased ones wait for are in the ledger now, or never.
+        try rejectErasedWithoutErasure()
         if !rejections.isEmpty { throw AppendRejected(rejections: rejections) }
         try store.finishWriting()
         return projector.head

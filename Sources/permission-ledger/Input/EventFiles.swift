@@ -38,6 +38,34 @@ struct EventFiles {
         return EventFiles(readers: readers)
     }
 
+    /// A line of one of the files.
+    struct Place {
+        var file: Int
+        var line: Int
+    }
+
+    /// Where the first events of each erasure named by events given in their erased form came from, by their
+    /// index in the stream: the ledger rejects such events once the stream ends, when their erasure is missing.
+    /// One group of at most `limit` places for each subject and erasure named, as the ledger reports them.
+    struct ErasedPlaces {
+        let limit: Int
+        private var counts: [String: [UInt64?: Int]] = [:]
+        private var places: [Int: Place] = [:]
+
+        init(limit: Int) {
+            self.limit = limit
+        }
+
+        mutating func note(_ event: PermissionEvent, index: Int, _ place: Place) {
+            let count = counts[event.subject, default: [:]][event.erased?.seq, default: 0]
+            guard count < limit else { return }
+            counts[event.subject, default: [:]][event.erased?.seq] = count + 1
+            places[index] = place
+        }
+
+        subscript(index: Int) -> Place? { places[index] }
+    }
+
     /// Reports progress of long imports on standard error, when it is a terminal.
     struct Progress {
         let enabled = isatty(STDERR_FILENO) == 1
@@ -68,10 +96,15 @@ struct EventFiles {
     func append(to ledger: Ledger) throws -> Ledger.StreamedAppendSummary {
         // In input order: a line's parse problem is found when it is read, its rule rejection right after.
         // One more than is shown tells that there are more.
-        var problems: [String] = []
+        var problems: [(place: Place, text: String)] = []
         var events = 0
         /// Where the last event given to the ledger came from.
-        var place = (file: 0, line: 0)
+        var place = Place(file: 0, line: 0)
+        /// Where the events given in their erased form came from, which the ledger rejects only at the end
+        /// when their erasure is not in the input: as many of each erasure's as can be reported.
+        var erasedPlaces = ErasedPlaces(limit: Self.maxReported + 1)
+        /// Whether the reading stopped before the end of the input.
+        var stoppedEarly = false
         // Read and decoded on a thread of their own, while the rules run on this one.
         let decodedLines = DecodedLines(readers) { line in
             switch line {
@@ -82,7 +115,11 @@ struct EventFiles {
 
         func next() throws -> PermissionEvent? {
             while let line = try decodedLines.next() {
-                if problems.count > Self.maxReported { throw InputProblems() }
+                if problems.count > Self.maxReported {
+                    // Cut short: an erased event's erasure may be in the lines not read.
+                    stoppedEarly = true
+                    throw InputProblems()
+                }
                 let name = readers[line.file].name
                 if line.number % 50_000 == 0 {
                     progress.show("importing \(name): \(line.number) lines, \(events) events checked")
@@ -91,11 +128,12 @@ struct EventFiles {
                 case .success(nil):
                     continue
                 case .success(let event?):
-                    place = (line.file, line.number)
+                    place = Place(file: line.file, line: line.number)
+                    if event.erasedFields != nil { erasedPlaces.note(event, index: events, place) }
                     events += 1
                     return event
                 case .failure(let rejection):
-                    problems.append("\(name):\(line.number): \(rejection)")
+                    problems.append((Place(file: line.file, line: line.number), "\(name):\(line.number): \(rejection)"))
                 }
             }
             // Every line was checked: throwing aborts the transaction when any was rejected.
@@ -111,8 +149,15 @@ struct EventFiles {
         do {
             return try ledger.appendSynchronously(
                 streaming: next, maxRejections: Self.maxReported + 1,
-                onRejection: { _, rejection in
-                    problems.append("\(readers[place.file].name):\(place.line): \(rejection)")
+                onRejection: { index, rejection in
+                    // Most rejections are of the event just given; an erased event's may come at the end.
+                    if index != events - 1, stoppedEarly { return }
+                    if let at = index == events - 1 ? place : erasedPlaces[index] {
+                        problems.append((at, "\(readers[at.file].name):\(at.line): \(rejection)"))
+                    } else {
+                        // Beyond the places kept: named by its rank among the input's events.
+                        problems.append((place, "event \(index + 1) of the input: \(rejection)"))
+                    }
                 })
         } catch is InputProblems {
         } catch is AppendRejected {
@@ -121,7 +166,9 @@ struct EventFiles {
         } catch {
             throw ToolFailure(error)
         }
-        var lines = Array(problems.prefix(Self.maxReported))
+        // In input order, the erased events' rejections among the others.
+        problems.sort { ($0.place.file, $0.place.line) < ($1.place.file, $1.place.line) }
+        var lines = problems.prefix(Self.maxReported).map(\.text)
         if problems.count > Self.maxReported {
             lines.append("… and more problems; the first \(Self.maxReported) are shown")
         }
