@@ -266,6 +266,15 @@ import Testing
         #expect(Array(EventJSON.encode(again).utf8) == Array(exported.utf8), sourceLocation: sourceLocation)
 
         let recordedAt = event.recordedAt ?? event.occurredAt
+        if let fields = event.erasedFields {
+            // An event in its erased form has no plaintext record: its sealed record keeps its commitment and tokens.
+            let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
+            let reread = try record.stored().withUnsafeBytes { try SealedRecord(stored: $0) }
+            #expect(reread.box.isEmpty, sourceLocation: sourceLocation)
+            #expect(reread.tokens.withUnsafeBytes { SealedRecord.tokenList($0) } == fields.tokens, sourceLocation: sourceLocation)
+            #expect(Array(reread.chained.suffix(SealedFields.commitmentSize)) == fields.commitment, sourceLocation: sourceLocation)
+            return true
+        }
         let record = EventRecord.encode(event, recordedAt: recordedAt)
         let stored = try record.withUnsafeBytes { bytes throws(EventRecord.DecodingError) in try EventRecord.decode(bytes) }
         var expected = event
