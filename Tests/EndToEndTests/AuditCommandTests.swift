@@ -492,6 +492,43 @@ struct StatsTests {
         }
     }
 
+    @Test("without the key, stats counts as with it (questions expired by the clock too) and says the key was not found, in every format")
+    func withoutTheKey() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let keyFile = sandbox.path("elsewhere.key")
+            for point in ["seq:600", "seq:1200", "2026-11-20T13:00:00Z"] {
+                let withKey = try sandbox.json(["stats", "--ledger", ledger, "--as-of", point])
+                if point == "seq:600" { try FileManager.default.moveItem(atPath: ledger + "/ledger.key", toPath: keyFile) }
+                let withoutKey = try sandbox.json(["stats", "--ledger", ledger, "--as-of", point])
+                for key in ["events", "subjects", "questions"] { #expect(withoutKey.int(key) == withKey.int(key), "\(point) \(key)") }
+                for key in ["eventsByType", "questionsByState"] {
+                    #expect(canonicalJSON(try withoutKey.object(key)) == canonicalJSON(try withKey.object(key)), "\(point) \(key)")
+                }
+                #expect(withoutKey.string("keyFile") == ledger + "/ledger.key (not found)")
+            }
+            let midway = try sandbox.json(["stats", "--ledger", ledger, "--as-of", "seq:600", "--key-file", keyFile])
+            #expect(try midway.object("questionsByState").int("pending") ?? 0 > 0)
+            let table = try sandbox.run(["stats", "--ledger", ledger])
+            #expect(table.status == 0 && table.out.contains("(not found)"), "\(table)")
+            let csv = try sandbox.run(["stats", "--ledger", ledger, "--format", "csv"])
+            #expect(csv.status == 0, "\(csv)")
+            let rows = try #require(parseCSV(csv.out))
+            #expect(rows.contains(["keyFile", ledger + "/ledger.key (not found)"]), "\(csv)")
+            #expect(rows.contains(["migratedFromSeq", ""]) && rows.contains(["migratedFromHash", ""]), "\(csv)")
+            let given = try sandbox.run(["stats", "--ledger", ledger, "--format", "csv", "--key-file", keyFile])
+            #expect(try #require(parseCSV(given.out)).contains(["keyFile", keyFile]), "\(given)")
+
+            // Questions expired by the clock alone, with no event about them: counted as expired without the key too.
+            let expiring = try sandbox.ledger(importing: Fixture.path("expiry-by-clock.jsonl"), named: "expiring")
+            let states = try sandbox.json(["stats", "--ledger", expiring, "--as-of", "seq:5"]).object("questionsByState")
+            #expect(states.int("expired") == 2 && states.int("pending") == 1, "\(states)")
+            try FileManager.default.removeItem(atPath: expiring + "/ledger.key")
+            let keyless = try sandbox.json(["stats", "--ledger", expiring, "--as-of", "seq:5"]).object("questionsByState")
+            #expect(canonicalJSON(keyless) == canonicalJSON(states))
+        }
+    }
+
     @Test("JSON counts match the fixture's header: events by type, subjects, questions by state (family-day.jsonl)")
     func familyDay() throws {
         try withSandbox { sandbox in

@@ -143,11 +143,43 @@ extension LedgerView {
             byType[type, default: 0] += 1
             entry = try cursor.next()
         }
-        var byState: [QuestionState: Int] = [:]
-        for q in try questions() { byState[q.state, default: 0] += 1 }
         return LedgerStatistics(
-            head: head, point: point, eventsByType: byType, subjects: try subjects().count, questionsByState: byState,
+            head: head, point: point, eventsByType: byType, subjects: try subjects().count, questionsByState: try questionStates(),
             sizes: sizes)
+    }
+
+    /// How many questions are in each state at the point, as ``questions(subject:state:)`` would count them, read
+    /// with no key: a question's state is in its row, and its expiry in the clear part of its `question.asked`.
+    private func questionStates() throws -> [QuestionState: Int] {
+        var byState: [QuestionState: Int] = [:]
+        let index = try txn.cursor(tables.questionsByAsked)
+        let rows = try txn.cursor(tables.questions)
+        var entry = try index.first()
+        while let e = entry {
+            let id = Keys.decodeUUID(UnsafeRawBufferPointer(rebasing: e.key[8..<24]))
+            if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
+                let row = try QuestionRow(decoding: latest.value)
+                var state = row.state
+                if state == .pending {
+                    guard let value = try txn.get(tables.events, key: Keys.seq(row.askedSeq)) else {
+                        throw LedgerError(.damaged, "question \(id.uuidString) points at an event missing from the log", seq: row.askedSeq)
+                    }
+                    let asked: PermissionEvent
+                    do {
+                        asked = try decodeStoredEnvelope(value, seq: row.askedSeq)
+                    } catch let error as EventRecord.DecodingError {
+                        throw LedgerError(.damaged, error.description, seq: row.askedSeq)
+                    }
+                    guard case .questionAsked(let question) = asked.payload else {
+                        throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
+                    }
+                    if let expiresAt = question.expiresAt, expiresAt <= point.time { state = .expired }
+                }
+                byState[state, default: 0] += 1
+            }
+            entry = try index.next()
+        }
+        return byState
     }
 
     /// What changed between this view's point and a later one (or an earlier one): question states,

@@ -37,6 +37,10 @@ struct Stats: ParsableCommand {
             if format.resolved == .csv {
                 table.add("headSeq", String(stats.head.seq))
                 table.add("fileBytes", String(fileBytes))
+                // Empty when there is none: a format 1 ledger has no key; a ledger made here was not migrated.
+                table.add("keyFile", stats.keyFile ?? "")
+                table.add("migratedFromSeq", stats.migratedFrom.map { String($0.seq) } ?? "")
+                table.add("migratedFromHash", stats.migratedFrom.map { $0.hash.description } ?? "")
                 try writeOut(table.csv(), terminator: "")
             } else {
                 let head = "head seq \(stats.head.seq), \(stats.head.recordedAt.map { "recorded \($0)" } ?? "empty")\n  hash \(stats.head.hash)\n"
