@@ -33,6 +33,32 @@ private func expectHistory(
 
 @Suite("history", .timeLimit(.minutes(10)))
 struct HistoryTests {
+    @Test("a history of a type without personal fields needs no key, by subject or not, in every format; one with them does")
+    func aTypeWithoutPersonalFieldsNeedsNoKey() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let keyFile = sandbox.path("elsewhere.key")
+            let queries = [["--type", "permission.changed"], ["--type", "permission.changed", "--subject", "kid-ben"],
+                           ["--type", "question.answered", "--subject", "kid-ava", "--to", "2026-11-20T15:00:00Z"]]
+            let formats = ["table", "csv", "json"]
+            var withKey: [String] = []
+            for query in queries { for format in formats {
+                withKey.append(try sandbox.run(["history", "--ledger", ledger, "--format", format] + query).out)
+            } }
+            try FileManager.default.moveItem(atPath: ledger + "/ledger.key", toPath: keyFile)
+            var index = 0
+            for query in queries { for format in formats {
+                let run = try sandbox.run(["history", "--ledger", ledger, "--format", format] + query)
+                #expect(run.status == 0 && run.out == withKey[index] && run.out.count > 200, "\(query) \(format): \(run)")
+                index += 1
+            } }
+            let asked = try sandbox.run(["history", "--ledger", ledger, "--type", "question.asked", "--subject", "kid-ben"])
+            #expect(asked.status == 3 && asked.errorLines.count == 1 && asked.out.isEmpty, "\(asked)")
+            let given = try sandbox.run(["history", "--ledger", ledger, "--type", "question.asked", "--key-file", keyFile])
+            #expect(given.status == 0, "\(given)")
+        }
+    }
+
     @Test("--format json gives {\"events\":[…]}, each event exactly as export writes it, in seq order")
     func jsonIsExport() throws {
         try withSandbox { sandbox in

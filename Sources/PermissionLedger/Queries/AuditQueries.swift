@@ -28,7 +28,18 @@ extension LedgerView {
     ) throws {
         let low = max(fromSeq, 1)
         guard low <= toSeq else { return }
+        // The type is read from the record's header first: an event of another type is not opened, so that a
+        // history of events without personal fields needs no key.
+        func isOfAnotherType(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> Bool {
+            guard let type else { return false }
+            do {
+                return try decodeStoredHeader(value, id: false).header.type != type
+            } catch let error as EventRecord.DecodingError {
+                throw LedgerError(.damaged, error.description, seq: seq)
+            }
+        }
         func emit(_ seq: UInt64) throws {
+            if type != nil, let value = try txn.get(tables.events, key: Keys.seq(seq)), try isOfAnotherType(value, seq: seq) { return }
             guard let event = try txn.event(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
             if let subject, !event.subject.utf8.elementsEqual(subject.utf8) { return }
             if let type, event.type != type { return }
@@ -55,11 +66,17 @@ extension LedgerView {
                 try emit(seq)
                 entry = try cursor.next()
             }
-        } else {
-            try forEachStoredEvent(after: low - 1, through: toSeq) { event in
-                if let type, event.type != type { return }
-                try body(RecordedEvent(stored: event))
+        } else if type != nil {
+            let cursor = try txn.cursor(tables.events)
+            var entry = try cursor.seek(atOrAfter: Keys.seq(low))
+            while let e = entry {
+                let seq = Keys.decodeSeq(e.key)
+                if seq > toSeq { break }
+                if try !isOfAnotherType(e.value, seq: seq) { try emit(seq) }
+                entry = try cursor.next()
             }
+        } else {
+            try forEachStoredEvent(after: low - 1, through: toSeq) { try body(RecordedEvent(stored: $0)) }
         }
     }
 
