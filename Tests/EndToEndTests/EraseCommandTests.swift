@@ -55,6 +55,25 @@ struct EraseCommandTests {
         }
     }
 
+    @Test("--before and --occurred-at take a time only: a bad one is exit 2, one line, which offers no seq:N")
+    func aBadTimeIsUsage() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
+            let before = try sandbox.export(ledger)
+            for bad in ["yesterday", "seq:5", "2026-11-20T12:00"] {
+                for command in [["retain", "--ledger", ledger, "--before", bad, "--dry-run"],
+                                ["retain", "--ledger", ledger, "--before", bad],
+                                ["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "other", "--before", bad],
+                                ["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "other", "--occurred-at", bad]] {
+                    let run = try sandbox.run(command)
+                    #expect(run.status == 2 && run.errorLines.count == 1, "\(run)")
+                    #expect(run.err.contains(bad) && run.err.contains("2026-11-20T") && !run.err.contains("seq:N"), "\(run)")
+                }
+            }
+            #expect(try sandbox.export(ledger) == before)
+        }
+    }
+
     @Test("retain erases what every subject recorded before WHEN, lists it in a dry run, and erases nothing more when run again")
     func retainIsIdempotent() throws {
         try withSandbox { sandbox in

@@ -73,8 +73,13 @@ struct Erase: ParsableCommand {
 
 /// Parses an RFC 3339 time given to `option` (exit 2 when it is not one).
 func parseTime(_ text: String, option: String) throws -> Timestamp {
-    guard case .time(let time) = try parseWhen(text, option: option) else {
+    if text.hasPrefix("seq:") {
         throw ToolFailure(.usage, "usage: \(option) \(quoted(text)) is not a time: expected RFC 3339, such as 2026-11-20T14:00:00Z")
     }
-    return time
+    do {
+        return try Timestamp(rfc3339: text)
+    } catch {
+        // The reason alone: unlike --as-of, this option takes no seq:N.
+        throw ToolFailure(.usage, "usage: \(option) \(error.reason)")
+    }
 }
