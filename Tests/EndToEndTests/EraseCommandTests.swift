@@ -55,6 +55,40 @@ struct EraseCommandTests {
         }
     }
 
+    @Test("an import that stops early on too many bad lines does not blame erased lines whose erasure it did not read")
+    func importStoppedEarlyDoesNotBlameErasedLines() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
+            #expect(try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"]).status == 0)
+            let lines = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(lines.count == 4 && lines[0].contains("\"commitment\""))
+            let file = try sandbox.write((lines.prefix(3) + Array(repeating: "{", count: 101) + lines.suffix(1)).joined(separator: "\n") + "\n", to: "bad.jsonl")
+            let run = try sandbox.run(["import", "--ledger", sandbox.path("copy"), file])
+            #expect(run.status == 1, "\(run)")
+            #expect(run.errorLines.count == 102 && run.errorLines.first?.hasPrefix("\(file):4: ") == true, "\(run)")
+            #expect(!run.err.contains("erased: the event"), "\(run)")
+        }
+    }
+
+    @Test("after events it already holds, an import cut short before an erasure names every rejected line by its place")
+    func importAfterDuplicatesNamesEveryLine() throws {
+        try withSandbox { sandbox in
+            let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
+            let short = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"]).status == 0)
+            let long = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
+            let copy = try sandbox.ledger(importing: try sandbox.write(short.prefix(600).joined(separator: "\n") + "\n", to: "short.jsonl"), named: "copy")
+            let cut = try sandbox.write(long.prefix(1200).joined(separator: "\n") + "\n", to: "cut.jsonl")
+            let run = try sandbox.run(["import", "--ledger", copy, cut])
+            #expect(run.status == 1, "\(run)")
+            // kid-ava's erased lines after the first 600, each by its line.
+            let expected = (600..<1200).filter { long[$0].contains("\"commitment\"") }.map { "\(cut):\($0 + 1):" }
+            #expect(expected.count > 30 && expected.count < 100)
+            #expect(run.errorLines.dropLast().map { String($0.prefix(while: { $0 != " " })) } == expected, "\(run)")
+            #expect(String(decoding: try sandbox.export(copy), as: UTF8.self) == short.prefix(600).joined(separator: "\n") + "\n")
+        }
+    }
+
     @Test("--before and --occurred-at take a time only: a bad one is exit 2, one line, which offers no seq:N")
     func aBadTimeIsUsage() throws {
         try withSandbox { sandbox in

@@ -167,6 +167,77 @@ struct ErasedExportTests {
         }
     }
 
+    /// Each erased event names its erasure's basis too: one that names another basis is rejected alone, however
+    /// many events of its subject name the right one before and after it.
+    @Test func anErasedEventNamingAnotherBasisIsRejectedAlone() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("erasure.jsonl")
+            let lines = try Self.lines(ledger)
+            await ledger.close()
+            let erased = lines.indices.filter { lines[$0].contains(#""erased":{"seq":8,"basis":"guardianRequest"}"#) }
+            #expect(erased.count >= 3)
+            for wrong in [erased[0], erased[1], erased.last!] {
+                var changed = lines
+                changed[wrong] = changed[wrong].replacing(#""basis":"guardianRequest"}"#, with: #""basis":"accountDeleted"}"#)
+                let copy = try Ledger(path: directory + "/copy-\(wrong)", options: .seeded("another seed"))
+                let rejected = await rejections { try await copy.append(changed.map { try decodeEvent($0) }) }
+                #expect(rejected.map(\.index) == [wrong])
+                #expect(rejected.first?.rejection.reason.contains("given as erased by seq 8 (accountDeleted), but the erasure that erases it is seq 8 (guardianRequest)") == true, "\(rejected)")
+                await copy.close()
+            }
+        }
+    }
+
+    /// Two subjects spelled with the same accented letter in two Unicode forms are two subjects, whose erased events
+    /// are checked each against its own erasures.
+    @Test func subjectsInTwoUnicodeFormsAreCheckedApart() async throws {
+        try await withTemporaryDirectory { directory in
+            let (composed, decomposed) = ("kid-\u{E9}", "kid-e\u{301}")
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.append(json:
+                JSONLine.observed("o1", subject: composed, checked: [("alpha", "custom")], known: [("alpha", "custom")], at: "08:00:00", recorded: "08:00:00"),
+                JSONLine.observed("o2", subject: decomposed, checked: [("beta", "custom")], known: [("beta", "custom")], at: "08:01:00", recorded: "08:01:00"),
+                JSONLine.observed("o3", subject: composed, checked: [("gamma", "custom")], known: [("gamma", "custom")], at: "08:02:00", recorded: "08:02:00"))
+            try await ledger.append([try KeyErasureTests.erasure("e1", subject: composed, at: "2026-11-20T09:00:00Z")])
+            try await ledger.append([try KeyErasureTests.erasure("e2", subject: decomposed, at: "2026-11-20T10:00:00Z")])
+            var lines = try Self.lines(ledger)
+            await ledger.close()
+            #expect(lines.count == 5 && lines[1].contains(#""erased":{"seq":5,"basis":"guardianRequest"}"#))
+            // Without the decomposed subject's erasure, its event given as erased by the composed subject's.
+            lines.removeLast()
+            lines[1] = lines[1].replacing(#""erased":{"seq":5,"#, with: #""erased":{"seq":4,"#)
+            let copy = try Ledger(path: directory + "/copy", options: .seeded("another seed"))
+            let rejected = await rejections { try await copy.append(lines.map { try decodeEvent($0) }) }
+            #expect(rejected.map(\.index) == [1], "\(rejected)")
+            #expect(rejected.first?.rejection.reason.contains("no erasure of its subject after it erases it") == true)
+            #expect(try copy.head() == .empty)
+        }
+    }
+
+    /// The erased events' rejections, found at the end, come before later rule rejections in the batch's order:
+    /// the first `maxRejections` of the input are the ones kept (here 4 rule rejections, fewer than the limit, which
+    /// stops the reading when reached).
+    @Test func erasedEventsRejectedAtTheEndKeepTheirPlaceAmongTheFirstRejections() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            try await ledger.importFixture("erasure.jsonl")
+            let lines = try Self.lines(ledger)
+            await ledger.close()
+            let cut = Array(lines[..<(try #require(lines.firstIndex { $0.contains("subject.erased") }))])
+            let erased = cut.indices.filter { cut[$0].contains("\"commitment\"") }
+            let late = (0..<4).map { JSONLine.expired("late-\($0)", question: "6A3F1C2E-0000-4000-8000-0000000009\(String(format: "%02d", $0))", at: "23:00:00", recorded: "23:00:00") }
+            let copy = try Ledger(path: directory + "/copy", options: .seeded("another seed"))
+            let events = try (cut + late).map { try decodeEvent($0) }
+            do {
+                _ = try copy.validate(events, maxRejections: erased.count + 2)
+                Issue.record("nothing was rejected")
+            } catch let rejected as AppendRejected {
+                #expect(rejected.rejections.map(\.index) == erased + [cut.count, cut.count + 1])
+            }
+        }
+    }
+
     /// An event given in its erased form without the erasure that erased it, written by a build that let it in,
     /// reads as damage, and `verify` says so too, with no key.
     @Test func anErasedEventWithoutItsErasureIsDamageForVerifyToo() async throws {

@@ -74,8 +74,9 @@ extension Ledger {
     ///     gave) and the reason, right after `next` gave it and before `next` is called again, so that a
     ///     caller can name where the event came from without keeping a place for every event. An event given
     ///     in its erased form is rejected only when the stream ends (or `next` throws), when the erasure it
-    ///     names has not come: a caller keeps the places of those (at most `maxRejections` for each subject
-    ///     and erasure named are reported).
+    ///     names has not come: those rejections come then, by index, and may name any event of the stream
+    ///     (up to `maxRejections` of them; the thrown ``AppendRejected`` keeps the first `maxRejections` of all
+    ///     in the order of the stream).
     /// - Returns: how many events were appended and how many were duplicates, and the new head.
     /// - Throws: ``AppendRejected`` listing the rejected events (at most `maxRejections`, each also given
     ///   to `onRejection`) once the stream ends or the limit is reached; nothing was written. What `next`

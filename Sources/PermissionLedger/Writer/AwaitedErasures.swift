@@ -11,7 +11,7 @@ import PermissionModel
 /// or when it is not the one the event names (its ``ErasureMark``).
 ///
 /// Memory stays bounded by the number of erasures named, not of erased events: the events are kept in groups of
-/// one subject and one named erasure, each group as its first and last event (seq and `recordedAt`), its count,
+/// one subject and one named erasure (its seq and basis), each group as its first and last event (seq and `recordedAt`), its count,
 /// and the indices and types of its first events, which are all a rejection reports. That is enough because `recordedAt`
 /// never decreases along the log: an erasure that covers a group's last event covers every event before it of
 /// the subject up to its cut, and an earlier erasure that covered any of the group would cover its first.
@@ -24,10 +24,12 @@ struct AwaitedErasures {
         var count: Int
     }
 
+    /// A subject and the erasure its events name. The subject by its bytes, as the ledger tells subjects apart:
+    /// Swift's `String` equality would take two spellings of one accented letter for one subject.
     private struct Named: Hashable {
-        var subject: String
+        var subject: [UInt8]
         /// The erasure the events name; `nil` for events made in Swift that name none (any erasure covering them).
-        var erasure: UInt64?
+        var erasure: ErasureMark?
     }
 
     /// How many indices each group keeps: as many as an append reports rejections.
@@ -35,7 +37,6 @@ struct AwaitedErasures {
     private var groups: [Named: Group] = [:]
     /// The groups in the order their first events came.
     private var order: [Named] = []
-    private var marks: [Named: ErasureMark] = [:]
 
     init(indexLimit: Int) {
         self.indexLimit = max(1, indexLimit)
@@ -45,11 +46,10 @@ struct AwaitedErasures {
 
     /// Notes the event at `index` of the append, of `type`, given erased as `mark` names, appended at `seq`.
     mutating func note(index: Int, type: String, subject: String, mark: ErasureMark?, seq: UInt64, recordedAt: Timestamp) {
-        let named = Named(subject: subject, erasure: mark?.seq)
+        let named = Named(subject: Array(subject.utf8), erasure: mark)
         guard var group = groups[named] else {
             groups[named] = Group(first: (seq, recordedAt), last: (seq, recordedAt), events: [(index, type)], count: 1)
             order.append(named)
-            if let mark { marks[named] = mark }
             return
         }
         group.last = (seq, recordedAt)
@@ -64,18 +64,18 @@ struct AwaitedErasures {
         var found: [(index: Int, rejection: EventRejection)] = []
         for named in order {
             let group = groups[named]!
-            guard let reason = try problem(named, expected: marks[named], group, txn, tables) else { continue }
+            guard let reason = try problem(named, group, txn, tables) else { continue }
             found += group.events.map { ($0.index, EventRejection(reason, eventType: $0.type)) }
         }
         found.sort { $0.index < $1.index }
         return Array(found.prefix(limit))
     }
 
-    private func problem(
-        _ named: Named, expected: ErasureMark?, _ group: Group, _ txn: ReadTransaction, _ tables: Tables
-    ) throws -> String? {
-        let first = try KeyRing.erasure(txn, tables, subject: named.subject, seq: group.first.seq, recordedAt: group.first.recordedAt)
-        let last = try KeyRing.erasure(txn, tables, subject: named.subject, seq: group.last.seq, recordedAt: group.last.recordedAt)
+    private func problem(_ named: Named, _ group: Group, _ txn: ReadTransaction, _ tables: Tables) throws -> String? {
+        let expected = named.erasure
+        let subject = String(decoding: named.subject, as: UTF8.self)
+        let first = try KeyRing.erasure(txn, tables, subject: subject, seq: group.first.seq, recordedAt: group.first.recordedAt)
+        let last = try KeyRing.erasure(txn, tables, subject: subject, seq: group.last.seq, recordedAt: group.last.recordedAt)
         let given = expected.map { " (by seq \($0.seq), \($0.basis.rawValue))" } ?? ""
         guard let first, let last else {
             return "erased: the event is given erased\(given), but no erasure of its subject after it erases it, in the ledger or later in this append: an erased event is appended only with its erasure"

@@ -294,14 +294,17 @@ final class GroupCommitter: @unchecked Sendable {
         var rejections: [(index: Int, rejection: EventRejection)] = []
         var awaited = AwaitedErasures(indexLimit: maxRejections)
         var index = 0
-        /// Reports the erased events whose erasure is missing, once every event is pulled.
+        /// Reports the erased events whose erasure is missing, once every event is pulled: as many as are
+        /// reported at most, since they may come before the rejections found so far, which the first
+        /// `maxRejections` in the order of the stream then keep.
         func rejectErasedWithoutErasure() throws {
             guard rejections.count < maxRejections, !awaited.isEmpty else { return }
-            for (index, rejection) in try awaited.rejections(store.txn.reader, store.tables, limit: maxRejections - rejections.count) {
+            for (index, rejection) in try awaited.rejections(store.txn.reader, store.tables, limit: maxRejections) {
                 rejections.append((index, rejection))
                 rejected(index, rejection)
             }
             rejections.sort { $0.index < $1.index }
+            rejections = Array(rejections.prefix(maxRejections))
         }
         func pull() throws -> PermissionEvent? {
             do {

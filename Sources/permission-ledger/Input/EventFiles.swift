@@ -44,26 +44,40 @@ struct EventFiles {
         var line: Int
     }
 
-    /// Where the first events of each erasure named by events given in their erased form came from, by their
-    /// index in the stream: the ledger rejects such events once the stream ends, when their erasure is missing.
-    /// One group of at most `limit` places for each subject and erasure named, as the ledger reports them.
-    struct ErasedPlaces {
-        let limit: Int
-        private var counts: [String: [UInt64?: Int]] = [:]
-        private var places: [Int: Place] = [:]
+    /// Where each event given to the ledger came from, by its index in the stream, for the rejections the ledger
+    /// makes only once the stream ends (an erased event whose erasure never came). Kept as runs of consecutive
+    /// lines of one file: a new run only where a line gives no event (a blank line, a comment, a line that does
+    /// not parse) or a file begins, so an export takes one run per file. Past `maxRuns`, no more are kept, and
+    /// an event beyond them is named by its rank.
+    struct EventPlaces {
+        static let maxRuns = 1 << 20
+        /// The index of each run's first event, and where that event came from.
+        private var runs: [(index: Int, place: Place)] = []
+        private var last: (index: Int, place: Place)?
+        private var full = false
 
-        init(limit: Int) {
-            self.limit = limit
+        mutating func note(index: Int, _ place: Place) {
+            defer { last = (index, place) }
+            if let last, last.place.file == place.file, last.place.line + 1 == place.line { return }
+            guard runs.count < Self.maxRuns else {
+                full = true
+                return
+            }
+            runs.append((index, place))
         }
 
-        mutating func note(_ event: PermissionEvent, index: Int, _ place: Place) {
-            let count = counts[event.subject, default: [:]][event.erased?.seq, default: 0]
-            guard count < limit else { return }
-            counts[event.subject, default: [:]][event.erased?.seq] = count + 1
-            places[index] = place
+        subscript(index: Int) -> Place? {
+            if full, let last = runs.last, index > last.index { return nil }
+            // The last run starting at or before `index`.
+            var (low, high) = (0, runs.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if runs[middle].index <= index { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0 else { return nil }
+            let run = runs[low - 1]
+            return Place(file: run.place.file, line: run.place.line + (index - run.index))
         }
-
-        subscript(index: Int) -> Place? { places[index] }
     }
 
     /// Reports progress of long imports on standard error, when it is a terminal.
@@ -100,9 +114,8 @@ struct EventFiles {
         var events = 0
         /// Where the last event given to the ledger came from.
         var place = Place(file: 0, line: 0)
-        /// Where the events given in their erased form came from, which the ledger rejects only at the end
-        /// when their erasure is not in the input: as many of each erasure's as can be reported.
-        var erasedPlaces = ErasedPlaces(limit: Self.maxReported + 1)
+        /// Where every event given came from, for the rejections the ledger makes at the end.
+        var places = EventPlaces()
         /// Whether the reading stopped before the end of the input.
         var stoppedEarly = false
         // Read and decoded on a thread of their own, while the rules run on this one.
@@ -129,7 +142,7 @@ struct EventFiles {
                     continue
                 case .success(let event?):
                     place = Place(file: line.file, line: line.number)
-                    if event.erasedFields != nil { erasedPlaces.note(event, index: events, place) }
+                    places.note(index: events, place)
                     events += 1
                     return event
                 case .failure(let rejection):
@@ -151,8 +164,10 @@ struct EventFiles {
                 streaming: next, maxRejections: Self.maxReported + 1,
                 onRejection: { index, rejection in
                     // Most rejections are of the event just given; an erased event's may come at the end.
-                    if index != events - 1, stoppedEarly { return }
-                    if let at = index == events - 1 ? place : erasedPlaces[index] {
+                    // Once the reading stopped early, what comes is the end's check of erased events, whose
+                    // erasure may be in the lines not read: those problems are not reported.
+                    if stoppedEarly { return }
+                    if let at = index == events - 1 ? place : places[index] {
                         problems.append((at, "\(readers[at.file].name):\(at.line): \(rejection)"))
                     } else {
                         // Beyond the places kept: named by its rank among the input's events.
