@@ -52,7 +52,8 @@ struct EraseCommandTests {
             #expect(run.errorLines.first?.contains("handles.observed: erased: the event is given erased (by seq 4, guardianRequest), but no erasure") == true)
             // Over two files, with blank lines: each line still by its file and number.
             let first = try sandbox.write("\n" + lines[0] + "\n\n\n", to: "first.jsonl")
-            let second = try sandbox.write(lines[1] + "\n\n" + lines[2] + "\n", to: "second.jsonl")
+            let later = #"{"type":"permission.changed","id":"p","subject":"kid-ben","occurredAt":"2026-11-20T12:30:00Z","permission":"camera","state":"denied"}"#
+            let second = try sandbox.write(lines[1] + "\n\n" + lines[2] + "\n" + later + "\n", to: "second.jsonl")
             let split = try sandbox.run(["import", "--ledger", sandbox.path("copy"), first, second])
             #expect(split.errorLines.map { $0.prefix(while: { $0 != " " }) } == ["\(first):2:", "\(second):3:", "rejected:"], "\(split)")
             let whole = try sandbox.run(["import", "--ledger", sandbox.path("copy"), try sandbox.write(export, to: "whole.jsonl")])
