@@ -169,32 +169,24 @@ extension LedgerView {
     /// with no key: a question's state is in its row, and its expiry in the clear part of its `question.asked`.
     private func questionStates() throws -> [QuestionState: Int] {
         var byState: [QuestionState: Int] = [:]
-        let index = try txn.cursor(tables.questionsByAsked)
-        let rows = try txn.cursor(tables.questions)
-        var entry = try index.first()
-        while let e = entry {
-            let id = Keys.decodeUUID(UnsafeRawBufferPointer(rebasing: e.key[8..<24]))
-            if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
-                let row = try QuestionRow(decoding: latest.value)
-                var state = row.state
-                if state == .pending {
-                    guard let value = try txn.get(tables.events, key: Keys.seq(row.askedSeq)) else {
-                        throw LedgerError(.damaged, "question \(id.uuidString) points at an event missing from the log", seq: row.askedSeq)
-                    }
-                    let asked: PermissionEvent
-                    do {
-                        asked = try decodeStoredEnvelope(value, seq: row.askedSeq)
-                    } catch let error as EventRecord.DecodingError {
-                        throw LedgerError(.damaged, error.description, seq: row.askedSeq)
-                    }
-                    guard case .questionAsked(let question) = asked.payload else {
-                        throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
-                    }
-                    if let expiresAt = question.expiresAt, expiresAt <= point.time { state = .expired }
+        try forEachQuestionRow { id, row, _ in
+            var state = row.state
+            if state == .pending {
+                guard let value = try txn.get(tables.events, key: Keys.seq(row.askedSeq)) else {
+                    throw LedgerError(.damaged, "question \(id.uuidString) points at an event missing from the log", seq: row.askedSeq)
                 }
-                byState[state, default: 0] += 1
+                let asked: PermissionEvent
+                do {
+                    asked = try decodeStoredEnvelope(value, seq: row.askedSeq)
+                } catch let error as EventRecord.DecodingError {
+                    throw LedgerError(.damaged, error.description, seq: row.askedSeq)
+                }
+                guard case .questionAsked(let question) = asked.payload else {
+                    throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
+                }
+                if let expiresAt = question.expiresAt, expiresAt <= point.time { state = .expired }
             }
-            entry = try index.next()
+            byState[state, default: 0] += 1
         }
         return byState
     }

@@ -65,21 +65,27 @@ public struct LedgerView {
     /// The questions asked by the point, ordered by `askedAt` then id, optionally filtered.
     public func questions(subject: String? = nil, state: QuestionState? = nil) throws -> [QuestionStatus] {
         var result: [QuestionStatus] = []
+        try forEachQuestionRow { id, row, versionSeq in
+            guard subject == nil || row.subject.utf8.elementsEqual(subject!.utf8) else { return }
+            let status = try status(id: id, row: row, versionSeq: versionSeq)
+            if state == nil || status.state == state { result.append(status) }
+        }
+        return result
+    }
+
+    /// Calls `body` with each question asked by the point, ordered by `askedAt` then id: its id, its row as of
+    /// the point, and the seq of the event that wrote that version of the row.
+    func forEachQuestionRow(_ body: (UUID, QuestionRow, UInt64) throws -> Void) throws {
         let index = try txn.cursor(tables.questionsByAsked)
         let rows = try txn.cursor(tables.questions)
         var entry = try index.first()
         while let e = entry {
             let id = Keys.decodeUUID(UnsafeRawBufferPointer(rebasing: e.key[8..<24]))
             if Keys.decodeSeq(e.value) <= point.seq, let latest = try rows.latest(Keys.uuid(id), atMost: point.seq) {
-                let row = try QuestionRow(decoding: latest.value)
-                if subject == nil || row.subject.utf8.elementsEqual(subject!.utf8) {
-                    let status = try status(id: id, row: row, versionSeq: latest.seq)
-                    if state == nil || status.state == state { result.append(status) }
-                }
+                try body(id, try QuestionRow(decoding: latest.value), latest.seq)
             }
             entry = try index.next()
         }
-        return result
     }
 
     /// The status of question `id` from its row as of the point, the version written by the event at `versionSeq`.
