@@ -38,11 +38,20 @@ extension LedgerView {
                 throw LedgerError(.damaged, error.description, seq: seq)
             }
         }
-        func emit(_ seq: UInt64) throws {
-            if type != nil, let value = try txn.get(tables.events, key: Keys.seq(seq)), try isOfAnotherType(value, seq: seq) { return }
-            guard let event = try txn.event(tables, seq: seq) else { throw LedgerError(.damaged, "event missing from the log", seq: seq) }
+        /// Gives the stored event at `seq` to `body` when it passes the filters; `value` is its stored value when
+        /// the caller has read it already.
+        func emit(_ seq: UInt64, value given: UnsafeRawBufferPointer? = nil) throws {
+            guard let value = try given ?? txn.get(tables.events, key: Keys.seq(seq)) else {
+                throw LedgerError(.damaged, "event missing from the log", seq: seq)
+            }
+            if try isOfAnotherType(value, seq: seq) { return }
+            let event: PermissionEvent
+            do {
+                event = try decodeStoredEvent(value, seq: seq, txn: txn, tables: tables)
+            } catch let error as EventRecord.DecodingError {
+                throw LedgerError(.damaged, error.description, seq: seq)
+            }
             if let subject, !event.subject.utf8.elementsEqual(subject.utf8) { return }
-            if let type, event.type != type { return }
             if let question, event.questionID != question { return }
             try body(RecordedEvent(stored: event))
         }
@@ -72,7 +81,7 @@ extension LedgerView {
             while let e = entry {
                 let seq = Keys.decodeSeq(e.key)
                 if seq > toSeq { break }
-                if try !isOfAnotherType(e.value, seq: seq) { try emit(seq) }
+                try emit(seq, value: e.value)
                 entry = try cursor.next()
             }
         } else {

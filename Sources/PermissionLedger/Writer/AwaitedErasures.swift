@@ -11,17 +11,17 @@ import PermissionModel
 /// or when it is not the one the event names (its ``ErasureMark``).
 ///
 /// Memory stays bounded by the number of erasures named, not of erased events: the events are kept in groups of
-/// one subject and one named erasure (its seq and basis), each group as its first and last event (seq and `recordedAt`), its count,
-/// and the indices and types of its first events, which are all a rejection reports. That is enough because `recordedAt`
-/// never decreases along the log: an erasure that covers a group's last event covers every event before it of
-/// the subject up to its cut, and an earlier erasure that covered any of the group would cover its first.
+/// one subject and one named erasure (its seq and basis), each group as its first and last event (seq and
+/// `recordedAt`) and the indices and types of its first events, which are all a rejection reports. That is enough
+/// because `recordedAt` never decreases along the log: an erasure that covers a group's last event covers every
+/// event before it of the subject up to its cut, and an earlier erasure that covered any of the group would cover
+/// its first.
 struct AwaitedErasures {
     private struct Group {
         var first: (seq: UInt64, recordedAt: Timestamp)
         var last: (seq: UInt64, recordedAt: Timestamp)
         /// The first events' indices in the append, with their types.
         var events: [(index: Int, type: String)]
-        var count: Int
     }
 
     /// A subject and the erasure its events name. The subject by its bytes, as the ledger tells subjects apart:
@@ -48,12 +48,11 @@ struct AwaitedErasures {
     mutating func note(index: Int, type: String, subject: String, mark: ErasureMark?, seq: UInt64, recordedAt: Timestamp) {
         let named = Named(subject: Array(subject.utf8), erasure: mark)
         guard var group = groups[named] else {
-            groups[named] = Group(first: (seq, recordedAt), last: (seq, recordedAt), events: [(index, type)], count: 1)
+            groups[named] = Group(first: (seq, recordedAt), last: (seq, recordedAt), events: [(index, type)])
             order.append(named)
             return
         }
         group.last = (seq, recordedAt)
-        group.count += 1
         if group.events.count < indexLimit { group.events.append((index, type)) }
         groups[named] = group
     }

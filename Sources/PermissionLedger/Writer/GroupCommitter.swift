@@ -283,8 +283,10 @@ final class GroupCommitter: @unchecked Sendable {
     ///
     /// What `next` throws is rethrown as it is, after the erased events pulled until then whose erasure is
     /// missing went to `rejected`, as at the end of the stream: a caller that throws at the end of its input
-    /// (as `import` does when lines did not parse) reports them with its own problems. Keeps nothing per event: memory stays bounded however
-    /// many events `next` gives (the erased events' groups are one per erasure they name).
+    /// (as `import` does when lines did not parse) reports them with its own problems.
+    ///
+    /// Keeps nothing per event: memory stays bounded however many events `next` gives (the erased events'
+    /// groups are one per erasure they name).
     static func apply(
         _ next: () throws -> PermissionEvent?, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
         maxRejections: Int, progress: ((Int) -> Void)? = nil,
