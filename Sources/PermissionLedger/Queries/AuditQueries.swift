@@ -186,7 +186,8 @@ extension LedgerView {
                 }
                 let asked: PermissionEvent
                 do {
-                    asked = try decodeStoredEnvelope(value, seq: row.askedSeq)
+                    // As a rebuild reads it, with no key: its handles as tokens, its expiry in the clear.
+                    asked = try replayedEvent(try storedParts(value).record).event
                 } catch let error as EventRecord.DecodingError {
                     throw LedgerError(.damaged, error.description, seq: row.askedSeq)
                 }

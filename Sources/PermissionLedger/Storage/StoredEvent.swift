@@ -62,21 +62,6 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     return event
 }
 
-/// The stored event at `seq` without its personal fields, read with no key: a sealed record's envelope, a plaintext
-/// record whole. For what needs only what an event says in the clear (a question's expiry, say).
-func decodeStoredEnvelope(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> PermissionEvent {
-    let stored = try storedParts(value)
-    var event: PermissionEvent
-    if stored.record.first == SealedRecord.version {
-        event = try SealedRecord.envelope(try SealedRecord.parts(of: stored.record, checkingTrailer: false).chained).event
-    } else {
-        event = try EventRecord.decode(stored.record)
-    }
-    event.seq = seq
-    event.hash = stored.hash
-    return event
-}
-
 /// The event of a stored version 2 record with its personal fields, when they are there and their key is at hand:
 /// the common case, read in place and decoded once, with its values. `nil` when the box is empty or gone, or the
 /// ledger has no key ring or no key for the event: ``decodeStoredEvent(_:seq:txn:tables:salted:)`` then says why.
