@@ -11,6 +11,15 @@ struct EraseCommandTests {
 
         """
 
+    /// Erases kid-ava's events with the tool, requiring success.
+    static func eraseAva(_ ledger: String, _ sandbox: Sandbox) throws {
+        let erase = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"])
+        try #require(erase.status == 0, "\(erase)")
+    }
+
+    /// The lines of an export.
+    static func lines(_ export: String) -> [String] { export.split(separator: "\n").map(String.init) }
+
     @Test("erase records the erasure, says what it erased, and the value is gone from every output and file")
     func eraseSaysWhatItErased() throws {
         try withSandbox { sandbox in
@@ -38,10 +47,9 @@ struct EraseCommandTests {
     func importOfAnExportCutShortBeforeItsErasure() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
-            let erase = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"])
-            #expect(erase.status == 0, "\(erase)")
+            try Self.eraseAva(ledger, sandbox)
             let export = String(decoding: try sandbox.export(ledger), as: UTF8.self)
-            var lines = export.split(separator: "\n").map(String.init)
+            var lines = Self.lines(export)
             #expect(lines.count == 4 && lines[3].contains("subject.erased"))
             // Cut before the erasure, with a line that does not parse after it: lines 1 and 3 are erased events.
             lines[3] = "{"
@@ -65,8 +73,8 @@ struct EraseCommandTests {
     func importStoppedEarlyDoesNotBlameErasedLines() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: try sandbox.write(Self.events, to: "events.jsonl"))
-            #expect(try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"]).status == 0)
-            let lines = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
+            try Self.eraseAva(ledger, sandbox)
+            let lines = Self.lines(String(decoding: try sandbox.export(ledger), as: UTF8.self))
             #expect(lines.count == 4 && lines[0].contains("\"commitment\""))
             let file = try sandbox.write((lines.prefix(3) + Array(repeating: "{", count: 101) + lines.suffix(1)).joined(separator: "\n") + "\n", to: "bad.jsonl")
             let run = try sandbox.run(["import", "--ledger", sandbox.path("copy"), file])
@@ -80,9 +88,9 @@ struct EraseCommandTests {
     func importAfterDuplicatesNamesEveryLine() throws {
         try withSandbox { sandbox in
             let ledger = try sandbox.ledger(importing: Fixture.path("family-day.jsonl"))
-            let short = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
-            #expect(try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ava", "--basis", "guardianRequest"]).status == 0)
-            let long = String(decoding: try sandbox.export(ledger), as: UTF8.self).split(separator: "\n").map(String.init)
+            let short = Self.lines(String(decoding: try sandbox.export(ledger), as: UTF8.self))
+            try Self.eraseAva(ledger, sandbox)
+            let long = Self.lines(String(decoding: try sandbox.export(ledger), as: UTF8.self))
             let copy = try sandbox.ledger(importing: try sandbox.write(short.prefix(600).joined(separator: "\n") + "\n", to: "short.jsonl"), named: "copy")
             let cut = try sandbox.write(long.prefix(1200).joined(separator: "\n") + "\n", to: "cut.jsonl")
             let run = try sandbox.run(["import", "--ledger", copy, cut])
