@@ -65,9 +65,9 @@ extension EventJSON {
             w.key("question")
             writeQuestion(question, form: form, to: &w)
         case .questionSendCanceled(let id), .questionExpired(let id):
-            w.key("questionId"); w.string(id.uuidString)
+            w.key("questionId"); w.uuid(id)
         case .questionAskFailed(let id, let error):
-            w.key("questionId"); w.string(id.uuidString)
+            w.key("questionId"); w.uuid(id)
             w.key("error"); w.raw("{")
             w.key("code", first: true); w.string(error.code.rawValue)
             switch form {
@@ -81,7 +81,7 @@ extension EventJSON {
             }
             w.raw("}")
         case .questionAnswered(let id, let choiceID, let via):
-            w.key("questionId"); w.string(id.uuidString)
+            w.key("questionId"); w.uuid(id)
             w.key("choiceId"); w.string(choiceID)
             w.key("via"); w.string(via.rawValue)
         case .handlesObserved(let checked, let known):
@@ -158,7 +158,7 @@ extension EventJSON {
 
     private static func writeQuestion(_ question: PermissionQuestion, form: PersonalValueForm, to w: inout JSONWriter) {
         w.raw("{")
-        w.key("id", first: true); w.string(question.id.uuidString)
+        w.key("id", first: true); w.uuid(question.id)
         w.key("topic"); w.raw("{")
         switch question.topic {
         case .communication(let topic):

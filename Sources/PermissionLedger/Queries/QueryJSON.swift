@@ -25,7 +25,7 @@ public enum QueryJSON {
 
     static func writeQuestion(_ q: QuestionStatus, includeEvents: Bool, to w: inout JSONWriter) {
         w.raw("{")
-        w.key("id", first: true); w.string(q.question.id.uuidString)
+        w.key("id", first: true); w.uuid(q.question.id)
         w.key("subject"); w.string(q.subject)
         w.key("topic"); w.string(q.question.topic.name)
         w.key("handles"); EventJSON.writeHandles(q.question.topic.handles, erased: q.erased, to: &w)
@@ -93,7 +93,7 @@ public enum QueryJSON {
     /// `{"question":ID}` for an approval, `{"observation":SEQ}` for a `handles.observed` event.
     static func writeSource(_ source: HandleSource, to w: inout JSONWriter) {
         switch source {
-        case .question(let id): w.raw("{\"question\":"); w.string(id.uuidString); w.raw("}")
+        case .question(let id): w.raw("{\"question\":"); w.uuid(id); w.raw("}")
         case .observation(let seq): w.raw("{\"observation\":"); w.integer(seq); w.raw("}")
         }
     }
