@@ -204,6 +204,26 @@ public struct ReadTransaction {
     }
 }
 
+extension ReadTransaction {
+    /// Runs `body` in a read transaction of its own, begun and ended here, on the newest snapshot committed, while
+    /// this one stays open: for a reader that finds something its snapshot names gone from a file LMDB does not
+    /// keep (overwritten after a later commit), and asks that commit why.
+    ///
+    /// - Throws: ``LMDBError/invalidArgument`` for the ``WriteTransaction/reader`` of a write transaction, which
+    ///   sees the newest snapshot already; ``LMDBError/readersFull`` when every reader slot is taken.
+    public func readingNewestSnapshot<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        guard state.readOnly else { throw LMDBError.invalidArgument }
+        var txn: OpaquePointer?
+        // The environment allows a thread several read transactions (`MDB_NOTLS`), and this one's map lock, held
+        // while it is open, keeps the map from being resized under the new one.
+        try LMDBError.check(mdb_txn_begin(mdb_txn_env(try state.transaction()), nil, UInt32(MDB_RDONLY), &txn))
+        guard let txn else { throw LMDBError.invalidArgument }
+        let newest = TransactionState(txn, readOnly: true)
+        defer { newest.abort() }
+        return try body(ReadTransaction(state: newest))
+    }
+}
+
 /// A read-write transaction, valid only inside the closure that received it.
 ///
 /// Don't let it escape: once the closure returns, every operation throws

@@ -78,6 +78,43 @@ struct KeyErasureTests {
         }
     }
 
+    /// An erasure destroys its keys as soon as it commits, while readers that began before it may still be reading
+    /// their older snapshot, in this process or another: what they meet erased then reads as erased by it, not as
+    /// damage.
+    @Test(arguments: Ledger.Options.sealedFormats) func aReaderThatBeganBeforeAnErasureReadsWhatItErasedAsErased(format: UInt8) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
+            try await ledger.importFixture("family-day.jsonl")
+            let head = try ledger.head()
+            let subject = try #require(try ledger.read { try $0.subjects() }.first)
+            let other = try #require(try ledger.read { try $0.subjects() }.last)
+            let otherLines = try Self.lines(ledger, subject: other)
+            let erasure = try Self.erasure("erase-1", subject: subject, at: "2026-11-21T10:00:00Z")
+
+            let (events, handles, otherLinesThen) = try ledger.read(asOf: .seq(head.seq)) { view in
+                // The erasure commits, and its keys are destroyed, on another thread, while this snapshot is open.
+                let erased = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    _ = try? ledger.appendSynchronously([erasure])
+                    erased.signal()
+                }
+                erased.wait()
+                var events: [PermissionEvent] = []
+                try view.history(subject: subject, toSeq: head.seq) { events.append($0.event) }
+                var otherLines: [String] = []
+                try view.history(subject: other, toSeq: head.seq) { otherLines.append(EventJSON.encode($0.event)) }
+                return (events, try view.knownHandles(subject: subject), otherLines)
+            }
+            #expect(try ledger.head().seq == head.seq + 1, "the erasure was appended")
+            let mark = ErasureMark(seq: head.seq + 1, basis: .guardianRequest)
+            // Every event of the subject's with personal fields reads erased by it; the others as they are.
+            #expect(events.contains { $0.erased != nil })
+            #expect(events.allSatisfy { $0.erased == nil ? PersonalFields(of: $0).isEmpty : $0.erased == mark })
+            #expect(!handles.isEmpty && handles.allSatisfy { $0.erased == mark })
+            #expect(otherLinesThen == otherLines, "another subject reads as before")
+        }
+    }
+
     @Test(arguments: Ledger.Options.sealedFormats) func anErasureCommittedBeforeACrashIsCarriedOutWhenTheLedgerOpens(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"

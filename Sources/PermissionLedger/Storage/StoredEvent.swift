@@ -40,7 +40,12 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             } else {
                 guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
                 // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
-                if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
+                // An erasure committed after this reader began destroyed the key already, and only the newest
+                // snapshot holds that erasure: the reader then shows the value erased by it, not damage.
+                let erasure = { (txn: ReadTransaction) in
+                    try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!)
+                }
+                if let mark = try erasure(txn) ?? (record.box.isEmpty ? nil : try erasureCommittedSince(txn, erasure)) {
                     if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
                     // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
                     // record keeps in their place.
@@ -60,6 +65,16 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     event.seq = seq
     event.hash = stored.hash
     return event
+}
+
+/// What `erasure` finds in the newest snapshot committed, for a reader of an older one that met a key destroyed:
+/// `nil` for a write transaction's reader (it reads the newest snapshot), and when no reader slot is free.
+private func erasureCommittedSince(_ txn: ReadTransaction, _ erasure: (ReadTransaction) throws -> ErasureMark?) throws -> ErasureMark? {
+    do {
+        return try txn.readingNewestSnapshot(erasure)
+    } catch let error as LMDBError where error == .invalidArgument || error == .readersFull {
+        return nil
+    }
 }
 
 /// The event of a stored version 2 record with its personal fields, when they are there and their key is at hand:
