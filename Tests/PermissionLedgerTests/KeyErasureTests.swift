@@ -163,6 +163,44 @@ struct KeyErasureTests {
         }
     }
 
+    /// A cut inside a day keeps readable what the subject recorded after it, that day and on the days after, whose
+    /// fields other day keys seal; a second cut inside one of those days does the same there.
+    @Test(arguments: Ledger.Options.sealedFormats) func anErasureBeforeATimeInsideADayKeepsTheDaysAfterIt(format: UInt8) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded(format: format))
+            func observed(_ id: String, _ value: String, on day: String, at time: String) -> String {
+                JSONLine.observed(id, checked: [(value, "phoneNumber")], known: [], at: time, recorded: time)
+                    .replacingOccurrences(of: "2026-11-20", with: day)
+            }
+            let lines = [observed("early", "+14155550101", on: "2026-11-20", at: "09:00:00"),
+                         observed("late", "+14155550102", on: "2026-11-20", at: "15:00:00"),
+                         observed("next-day", "+14155550103", on: "2026-11-21", at: "10:00:00"),
+                         observed("day-after", "+14155550104", on: "2026-11-22", at: "08:00:00")]
+            try await ledger.append(json: lines[0], lines[1], lines[2], lines[3])
+            let written = try lines.map { try decodeEvent($0).payload }
+            let store = try #require(ledger.tables.keyRing).store
+            let slots = store.slotCount
+
+            try await ledger.append([try Self.erasure("cut-1", subject: "kid-ava", at: "2026-11-22T09:00:00Z", before: "2026-11-20T12:00:00Z")])
+            // Two keys are made: one of its own for the event after the cut on the cut's day, and the values key.
+            #expect(store.slotCount == slots + 2)
+            #expect(Self.event(ledger, seq: 1)?.erased == ErasureMark(seq: 5, basis: .guardianRequest))
+            for seq in 2...4 {
+                let event = try #require(Self.event(ledger, seq: UInt64(seq)), "seq \(seq) reads")
+                #expect(event.erased == nil && event.payload == written[seq - 1], "seq \(seq) is after the cut")
+            }
+
+            try await ledger.append([try Self.erasure("cut-2", subject: "kid-ava", at: "2026-11-22T10:00:00Z", before: "2026-11-21T12:00:00Z")])
+            #expect(Self.event(ledger, seq: 2)?.erased == ErasureMark(seq: 6, basis: .guardianRequest))
+            #expect(Self.event(ledger, seq: 3)?.erased == ErasureMark(seq: 6, basis: .guardianRequest))
+            let last = try #require(Self.event(ledger, seq: 4))
+            #expect(last.erased == nil && last.payload == written[3])
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+        }
+    }
+
     /// The record of the event at `seq` as stored, after its chain hash.
     static func storedRecord(_ ledger: Ledger, seq: UInt64) throws -> (hash: [UInt8], record: SealedRecord) {
         let events = ledger.tables.events

@@ -46,8 +46,11 @@ extension KeyRing {
             if let before, start >= before { continue }
             if let before, DataKeys.start(ofDay: generation.day + 1) > before, let dayKey = try key(slot: generation.slot) {
                 let next = days.indices.contains(index + 1) && days[index + 1].day == generation.day ? days[index + 1].from : erasureSeq
+                // The generation's events: the subject's of its day from its first seq on (those of later days are
+                // sealed under their own days' keys).
                 for seq in try Self.subjectSeqs(txn.reader, tables, subject: subject, from: generation.from, to: min(next, erasureSeq)) {
-                    guard let header = try txn.reader.eventHeader(tables, seq: seq, id: false), header.recordedAt >= before else { continue }
+                    guard let header = try txn.reader.eventHeader(tables, seq: seq, id: false), header.recordedAt >= before,
+                          DataKeys.day(of: header.recordedAt) == generation.day else { continue }
                     kept.append((seq, dayKey))
                 }
             }
