@@ -155,6 +155,63 @@ import Testing
         }
     }
 
+    /// A writer given another ledger's key is refused, also once the keys it would have been checked against are
+    /// destroyed: the keys it made would wrap under the wrong key, and the ledger would not read with either. A store
+    /// made without a key check (an earlier build's) is checked by its first key not destroyed, and gets one.
+    @Test(arguments: ["with its key check", "made without one"]) func aWriterGivenAnotherLedgersKeyIsRefusedWhateverWasErased(_ store: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let wrongKey = directory + "/other.key"
+            _ = try LedgerKey.readOrCreate(at: .init(path: wrongKey, origin: .given), secrets: .system)
+            var options = Ledger.Options.seeded()
+            var wrong = options
+            wrong.keyFile = wrongKey
+            let keyStore = path + "/" + KeyStore.fileName
+            func withoutKeyCheck() throws {
+                guard store == "made without one" else { return }
+                var contents = Self.bytes(keyStore)
+                contents.replaceSubrange(24..<64, with: [UInt8](repeating: 0, count: 40))
+                try Data(contents).write(to: URL(fileURLWithPath: keyStore))
+            }
+            do {
+                let ledger = try Ledger(path: path, options: options)
+                try await ledger.importFixture("family-day.jsonl")
+                // The keys of the subject of the first event, the store's first slot among them, are destroyed.
+                let first = try #require(KeyErasureTests.event(ledger, seq: 1)).subject
+                try await ledger.append([try KeyErasureTests.erasure("erase-1", subject: first, at: "2026-11-21T10:00:00Z")])
+                #expect(try ledger.tables.keyRing!.store.key(slot: 0) == nil)
+                await ledger.close()
+            }
+            try withoutKeyCheck()
+            let refused = ledgerError { _ = try Ledger(path: path, options: wrong) }
+            #expect(refused?.kind == .damaged && refused?.message.contains("not this ledger's") == true, "\(String(describing: refused))")
+            // With its own key, it reads and writes as before; a store without a key check gets one.
+            let before = Self.bytes(keyStore)
+            do {
+                let ledger = try Ledger(path: path, options: options)
+                #expect(try await ledger.questions().count > 0)
+                await ledger.close()
+            }
+            #expect(Array(Self.bytes(keyStore)[24..<52]) != [UInt8](repeating: 0, count: 28))
+            #expect(store == "made without one" || Self.bytes(keyStore) == before, "a key check is written once")
+
+            // Every key destroyed: the key check still tells.
+            if store == "with its key check" {
+                let ledger = try Ledger(path: path, options: options)
+                let first = try #require(KeyErasureTests.event(ledger, seq: 1)).subject
+                for subject in try ledger.read({ try $0.subjects() }) where subject != first {
+                    try await ledger.append([try KeyErasureTests.erasure("erase-\(subject)", subject: subject, at: "2026-11-21T10:00:00Z")])
+                }
+                let ring = try #require(ledger.tables.keyRing)
+                #expect(try (0..<ring.store.slotCount).allSatisfy { try ring.store.key(slot: $0) == nil })
+                await ledger.close()
+                #expect(ledgerError { _ = try Ledger(path: path, options: wrong) }?.kind == .damaged)
+            }
+            options.readOnly = true
+            #expect(throws: Never.self) { _ = try Ledger(path: path, options: options) }
+        }
+    }
+
     @Test func theSeededSourceRepeatsAndTheSystemOneDoesNot() {
         #expect(SecretSource.seeded("a").bytes(32, for: "x") == SecretSource.seeded("a").bytes(32, for: "x"))
         #expect(SecretSource.seeded("a").bytes(32, for: "x") != SecretSource.seeded("b").bytes(32, for: "x"))

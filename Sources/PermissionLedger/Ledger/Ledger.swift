@@ -337,7 +337,7 @@ public final class Ledger: Sendable {
         if let writerCheck, store.slotCount < writerCheck.slots {
             throw LedgerError(.damaged, "key store \(path)/\(KeyStore.fileName) holds \(store.slotCount) keys where the ledger has used \(writerCheck.slots): it is cut short; restore it from a backup")
         }
-        if store.slotCount > 0 { _ = try store.key(slot: 0) }
+        try store.checkLedgerKey(writable: !options.readOnly, secrets: options.secrets)
         return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets, use: use)
     }
 

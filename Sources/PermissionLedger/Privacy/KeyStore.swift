@@ -14,10 +14,14 @@ internal import Darwin
 /// unknown time. Here destroying a key overwrites its slot with zeros and flushes the file before it returns, so
 /// no copy of the key is left in the directory (see docs/STORAGE.md, "Keys").
 ///
-/// The file: a 64-byte header (`PLDKEYS1`, 16 bytes that name this store, zeros), then 64-byte slots, the
+/// The file: a 64-byte header (`PLDKEYS1`, 16 bytes that name this store, the key check, zeros), then 64-byte slots, the
 /// slot `n` at `64 + 64 n`. A slot holds AES-256-GCM's nonce (12 bytes), the sealed key (32) and its tag (16),
 /// then 4 zero bytes; the additional data is `PermissionLedger data key`, the store's name and `n` (8 bytes,
 /// big-endian), so that a slot moved or copied from another store does not open. A destroyed slot is 64 zeros.
+/// The key check (bytes 24 to 51) is AES-256-GCM's nonce and tag of nothing, sealed under the ledger's key with
+/// `PermissionLedger key check` and the store's name as additional data: it tells a wrong ledger key even when
+/// every slot is destroyed. A store made before it had one holds zeros there, until a writer that opened one of its
+/// keys writes it (``checkLedgerKey()``).
 package final class KeyStore: @unchecked Sendable {
     /// The file's name in the ledger's directory.
     package static let fileName = "data-keys"
@@ -31,10 +35,15 @@ package final class KeyStore: @unchecked Sendable {
     private let storeID: [UInt8]
     private let ledgerKey: LedgerKey
 
-    private init(path: String, fd: Int32, storeID: [UInt8], ledgerKey: LedgerKey) {
+    /// The header's key check as the store was opened: zeros when it has none.
+    private var keyCheck: [UInt8]
+    private static let keyCheckRange = 24..<52
+
+    private init(path: String, fd: Int32, storeID: [UInt8], keyCheck: [UInt8], ledgerKey: LedgerKey) {
         self.path = path
         self.fd = fd
         self.storeID = storeID
+        self.keyCheck = keyCheck
         self.ledgerKey = ledgerKey
     }
 
@@ -54,7 +63,9 @@ package final class KeyStore: @unchecked Sendable {
         do throws(OwnerOnlyFile.Problem) {
             var fd = try OwnerOnlyFile.openExisting(path, writable: writable)
             if fd == nil, writable {
-                var header = magic + secrets.bytes(16, for: "key store")
+                let storeID = secrets.bytes(16, for: "key store")
+                var header = magic + storeID
+                header += try keyCheck(ledgerKey, storeID: storeID, secrets: secrets, path: path)
                 header += [UInt8](repeating: 0, count: headerSize - header.count)
                 _ = try OwnerOnlyFile.create(path, contents: header)
                 fd = try OwnerOnlyFile.openExisting(path, writable: true)
@@ -68,9 +79,57 @@ package final class KeyStore: @unchecked Sendable {
                 close(fd)
                 throw OwnerOnlyFile.Problem(path: path, reason: "is not a ledger's key store, or is damaged")
             }
-            return KeyStore(path: path, fd: fd, storeID: Array(header[8..<24]), ledgerKey: ledgerKey)
+            return KeyStore(path: path, fd: fd, storeID: Array(header[8..<24]), keyCheck: Array(header[keyCheckRange]), ledgerKey: ledgerKey)
         } catch {
             throw LedgerError(.notALedger, "key store \(error.description)")
+        }
+    }
+
+    /// The key check of a store named `storeID` under `ledgerKey`: a nonce (12 bytes) and the tag (16) of nothing.
+    private static func keyCheck(_ ledgerKey: LedgerKey, storeID: [UInt8], secrets: SecretSource, path: String) throws(OwnerOnlyFile.Problem) -> [UInt8] {
+        do {
+            let nonce = try AES.GCM.Nonce(data: secrets.bytes(12, for: "key store check"))
+            let sealed = try AES.GCM.seal(Data(), using: ledgerKey.key, nonce: nonce, authenticating: keyCheckData(storeID))
+            return Array(sealed.nonce) + Array(sealed.tag)
+        } catch {
+            throw OwnerOnlyFile.Problem(path: path, reason: "cannot be made: the key check could not be sealed: \(error)")
+        }
+    }
+
+    private static func keyCheckData(_ storeID: [UInt8]) -> [UInt8] { Array("PermissionLedger key check".utf8) + storeID }
+
+    /// Checks that the ledger's key is this store's, before a writer wraps new keys under it: by the header's key
+    /// check, or, in a store made before it had one, by the first slot not destroyed, after which a writable store
+    /// gets its key check. A store whose every slot is destroyed and that has no key check cannot tell, and is
+    /// taken as it is.
+    ///
+    /// - Throws: `.damaged` when the key does not open the key check or that slot.
+    func checkLedgerKey(writable: Bool, secrets: SecretSource) throws(LedgerError) {
+        guard keyCheck.allSatisfy({ $0 == 0 }) else {
+            do {
+                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: keyCheck.prefix(12)), ciphertext: Data(), tag: keyCheck.suffix(16))
+                _ = try AES.GCM.open(box, using: ledgerKey.key, authenticating: Self.keyCheckData(storeID))
+                return
+            } catch {
+                throw LedgerError(.damaged, "key store \(path): does not open with the ledger's key (\(ledgerKey.location)); the key file or the key store is not this ledger's, or is damaged")
+            }
+        }
+        var slot: UInt64 = 0
+        while slot < slotCount, try key(slot: slot) == nil { slot += 1 }
+        guard slot < slotCount, writable else { return }
+        try locked(exclusive: true) { () throws(LedgerError) in
+            let check: [UInt8]
+            do throws(OwnerOnlyFile.Problem) {
+                check = try Self.keyCheck(ledgerKey, storeID: storeID, secrets: secrets, path: path)
+            } catch {
+                throw LedgerError(.storage, "key store \(error.description)")
+            }
+            let count = check.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(Self.keyCheckRange.lowerBound)) }
+            guard count == check.count else {
+                throw LedgerError(.storage, "key store \(path): cannot be written: \(String(cString: strerror(errno)))")
+            }
+            try sync()
+            keyCheck = check
         }
     }
 
