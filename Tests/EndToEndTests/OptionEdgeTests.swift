@@ -12,6 +12,25 @@ struct OptionEdgeTests {
         #expect(result.stdout.isEmpty, "\(result)", sourceLocation: sourceLocation)
     }
 
+    /// Foundation's `deletingLastPathComponent` stops the process on a bare name of one character: the tool must not.
+    @Test("files named by one character, in the working directory: key file, ledger, backup and report")
+    func oneCharacterNames() throws {
+        try withSandbox { sandbox in
+            let cwd = sandbox.workingDirectory
+            let steps = [["import", "--ledger", "L", "--key-file", "K", Fixture.path("handles-observed.jsonl")],
+                         ["verify", "--ledger", "L"],
+                         ["known-handles", "--ledger", "L", "--key-file", "K", "--subject", "kid-ben"],
+                         ["backup", "--ledger", "L", "--key-file", "K", "--out", "C"],
+                         ["report", "--ledger", "L", "--key-file", "K", "--subject", "kid-ben", "--out", "r"]]
+            for step in steps {
+                let result = try sandbox.run(step, in: cwd)
+                #expect(!result.crashed && result.status == 0, "\(result)")
+            }
+            #expect(try sandbox.contents(of: cwd) == ["C", "K", "L", "r"], "no temporary file or second name of the key is left")
+            #expect(try sandbox.run(["verify", "--ledger", "C"], in: cwd).status == 0)
+        }
+    }
+
     @Test("--require with an empty name or an empty item is wrong usage naming the option", arguments: ["", "camera,,camera", "camera,", ",camera", " "])
     func emptyRequiredName(_ list: String) throws {
         try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in

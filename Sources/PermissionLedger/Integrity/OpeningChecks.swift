@@ -83,7 +83,7 @@ extension Ledger {
             do {
                 found = try environment.read { txn in try pageCheck(txn, dataFile: dataFile) }
             } catch {
-                throw LedgerError.storage(error, path: (dataFile as NSString).deletingLastPathComponent)
+                throw LedgerError.storage(error, path: directory(holding: dataFile))
             }
             switch found {
             case .consistent: return
@@ -123,7 +123,7 @@ extension Ledger {
 
     /// Checks that the head event's stored chain hash is SHA-256 of the previous event's and its own record.
     private static func checkHead(_ environment: Environment, dataFile: String) throws(LedgerError) {
-        let path = (dataFile as NSString).deletingLastPathComponent
+        let path = directory(holding: dataFile)
         let fileSize = size(of: dataFile)
         do {
             let events: Database

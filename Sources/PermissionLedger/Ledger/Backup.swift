@@ -188,8 +188,7 @@ extension Ledger {
 
     /// The directory that holds `path` (`.` for a bare name).
     private static func parent(of path: String) -> String {
-        let parent = (path as NSString).deletingLastPathComponent
-        return parent.isEmpty ? "." : parent
+        directory(holding: path)
     }
 
     /// Flushes a directory's entries to disk, so that a file created or renamed in it stays after a crash.

@@ -85,8 +85,7 @@ enum OwnerOnlyFile {
 
     /// Flushes the directory that holds `path`, so that a file just created or renamed in it survives a crash.
     static func syncDirectory(of path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let fd = openFile(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = openFile(directory(holding: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)

@@ -12,8 +12,7 @@ extension AuditReport {
     ///
     /// - Throws: ``LedgerError`` (`.storage`) naming the file and why.
     public static func writeFile(_ text: String, to path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).partial"
+        let temporary = directory(holding: path) + "/.\((path as NSString).lastPathComponent).\(getpid()).partial"
         func failure(_ what: String) -> LedgerError {
             LedgerError(.storage, "\(path): cannot be \(what): \(String(cString: strerror(errno)))")
         }
