@@ -147,6 +147,49 @@ import Testing
         }
     }
 
+    static func erasure(subject: String) -> PermissionEvent {
+        PermissionEvent(id: "erase-\(subject)", subject: subject, occurredAt: G.base.adding(seconds: 3600),
+                        payload: .subjectErased(Erasure(basis: .guardianRequest, reference: nil, before: nil)))
+    }
+
+    /// An erasure of the subject's is an update of its known handles (their values become erased), and of a
+    /// question of its (its values shown erased, its state unchanged); other subjects' updates are not told of it.
+    @Test func updatesReportAnErasure() async throws {
+        try await withLedger { ledger in try await Self.withinAMinute {
+            try await ledger.append([G.asked(1), G.answered(1), G.asked(2)])
+            var handles = ledger.subject("kid-1").knownHandleUpdates(pollInterval: .milliseconds(10)).makeAsyncIterator()
+            var question = ledger.questionUpdates(G.uuid(2), pollInterval: .milliseconds(10)).makeAsyncIterator()
+            #expect(try await handles.next()?.handles.map(\.value) == [.readable("friend-1")])
+            let pending = try #require(try await question.next())
+            let friend = try CommunicationHandle(value: "friend-2", kind: .custom)
+            #expect(pending.state == .pending && pending.handles == [.readable(friend)])
+
+            try await ledger.append(Self.erasure(subject: "kid-1"))
+            let mark = ErasureMark(seq: 4, basis: .guardianRequest)
+            let erasedHandles = try #require(try await handles.next())
+            #expect(erasedHandles.seq == 4 && erasedHandles.handles.map(\.value) == [.erased(mark)], "\(erasedHandles)")
+            let erasedQuestion = try #require(try await question.next())
+            #expect(erasedQuestion.state == .pending && erasedQuestion.handles == [.erased(mark)], "\(erasedQuestion)")
+
+            // Then the question's own next event: the erasure is not told twice.
+            try await ledger.append([G.asked(3), G.answered(2, choice: "decline")])
+            let denied = try #require(try await question.next())
+            #expect(denied.state == .denied && denied.events.last?.seq == 6, "\(denied)")
+        } }
+    }
+
+    /// Runs `body` in a task that is cancelled after a minute: the updates' iterators then end (`nil`), so that an
+    /// update that never comes fails the test instead of holding it.
+    static func withinAMinute(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        let run = Task { try await body() }
+        let watch = Task {
+            try await Task.sleep(for: .seconds(60))
+            run.cancel()
+        }
+        defer { watch.cancel() }
+        try await run.value
+    }
+
     @Test func knownHandleUpdatesReportEachChangeOfTheSet() async throws {
         try await withLedger { ledger in
             let child = ledger.subject("kid-1")

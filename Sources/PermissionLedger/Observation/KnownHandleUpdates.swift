@@ -59,7 +59,8 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
             defer { self.events = events }
             while let event = try await events.next() {
                 switch event.type {
-                case .questionAnswered, .handlesObserved: break
+                // An erasure changes no membership, but may make values erased: a change the set shows.
+                case .questionAnswered, .handlesObserved, .subjectErased: break
                 default: continue
                 }
                 let subject = subject

@@ -25,6 +25,8 @@ public struct QuestionUpdates: AsyncSequence, Sendable {
         let pollInterval: Duration
         var events: LedgerEvents.Iterator?
         var finished = false
+        /// The question's subject once it is asked, and whether its status was last given with its values erased.
+        var asked: (subject: String, erased: Bool)?
 
         /// How far the log has been read (see ``LedgerEvents/Iterator/position``); 0 before the first `next()`.
         public var position: UInt64 { events?.position ?? 0 }
@@ -39,8 +41,14 @@ public struct QuestionUpdates: AsyncSequence, Sendable {
                 events = ledger.events(after: start.0, subject: start.1, pollInterval: pollInterval).makeAsyncIterator()
             }
             while let event = try await events!.next() {
-                guard event.questionID == id else { continue }
+                // The question's own events, and an erasure of its subject's that erases its values: the status
+                // then shows them erased (``Erasable``), its state unchanged.
+                let erasesIt = event.type == .subjectErased && asked.map { $0.subject == event.subject && !$0.erased } == true
+                guard event.questionID == id || erasesIt else { continue }
                 guard let status = try ledger.read(asOf: .seq(event.seq), { try $0.question(id) }) else { continue }
+                let erased = status.erased != nil
+                if erasesIt && !erased { continue }
+                asked = (status.subject, erased)
                 if [.approved, .denied, .canceled, .failed].contains(status.state) { finished = true }
                 return status
             }

@@ -34,7 +34,8 @@ extension Ledger {
     /// The sequence ends after the question is approved, denied, canceled or has failed. An expired
     /// question may still be answered late, so the sequence goes on after `.expired`.
     /// Each state is the question's as of its event: a pending question whose `expiresAt` had passed
-    /// by then is reported `.expired`.
+    /// by then is reported `.expired`. An erasure of its subject's that erases the question's values is
+    /// reported too, once, as of the erasure: the same state, its values ``Erasable/erased(_:)``.
     ///
     /// - Parameters:
     ///   - id: the question's id.
@@ -46,8 +47,9 @@ extension Ledger {
     /// `subject`'s known handles now, and again after every event that changes them.
     ///
     /// The first element is the set at the head when iteration starts; later elements come only when
-    /// an answer or an observation changes the set. A time-limited approval that lapses is not an event:
-    /// it shows in the next update, or ask ``LedgerView/knownHandles(subject:)`` with a clock.
+    /// an answer, an observation or an erasure (which makes values erased) changes the set. A time-limited
+    /// approval that lapses is not an event: it shows in the next update, or ask
+    /// ``LedgerView/knownHandles(subject:)`` with a clock.
     ///
     /// - Parameters:
     ///   - subject: the child (or user) whose handles to follow.
