@@ -27,6 +27,43 @@ struct RetentionTests {
         }
     }
 
+    /// A run whose task is cancelled stops between two subjects: what it erased stays, and the next run erases the
+    /// rest.
+    @Test func aCancelledRunStopsAndTheNextCarriesOn() async throws {
+        /// Cancels the run's task when the clock is read once it is set: when the run first asks for the time.
+        final class CancelOnClock: @unchecked Sendable {
+            let lock = NSLock()
+            var run: Task<Ledger.RetentionSummary, any Error>?
+            func read() -> Timestamp {
+                lock.withLock { run?.cancel() }
+                return Timestamp(Date())
+            }
+        }
+        let trigger = CancelOnClock()
+        try await withTemporaryDirectory { directory in
+            var options = Ledger.Options(durable: false)
+            options.clock = { trigger.read() }
+            let ledger = try Ledger(path: directory + "/ledger", options: options)
+            let subjects = 20
+            try await ledger.append((0..<subjects).map { n in
+                PermissionEvent(id: "seen-\(n)", subject: String(format: "kid-%02d", n), occurredAt: GroupCommitTests.base,
+                                payload: .handlesObserved(checked: [try! CommunicationHandle(value: "friend-\(n)", kind: .custom)], known: []))
+            })
+            let cut = Timestamp(Date().addingTimeInterval(3_600))
+            let run = trigger.lock.withLock {
+                let run = Task { try await ledger.retain(before: cut) }
+                trigger.run = run
+                return run
+            }
+            await #expect(throws: CancellationError.self) { _ = try await run.value }
+            let erased = Int(try ledger.head().seq) - subjects
+            #expect(erased < 2, "it stopped at the next subject")
+            trigger.lock.withLock { trigger.run = nil }
+            let rest = try await ledger.retain(before: cut)
+            #expect(rest.erasures.count == subjects - erased)
+        }
+    }
+
     /// A run with the cut of an earlier run erases what was recorded before that cut since, and, run once more,
     /// nothing: the same clock, so that only the events the erasure covers tell the runs apart.
     @Test func aRunWithAnEarlierRunsCutErasesWhatWasRecordedBeforeItSince() async throws {

@@ -27,17 +27,27 @@ extension Ledger {
     /// a second run, here or in another process, erases nothing more; a run with the same cut after events were
     /// recorded before it erases those.
     ///
+    /// Cancelling its task stops it between two subjects, with `CancellationError`: the erasures already recorded
+    /// stay (each is a transaction of its own), and the next run carries on from there.
+    ///
     /// - Parameters:
     ///   - before: the cut: every personal field recorded before it is erased.
     ///   - dryRun: count what would be erased, and write nothing.
     public func retain(before: Timestamp, dryRun: Bool = false) async throws -> RetentionSummary {
-        try await offPool("ledger-retain") { [self] _ in try retainSynchronously(before: before, dryRun: dryRun) }
+        try await offPool("ledger-retain") { [self] cancellation in
+            try retainSynchronously(before: before, dryRun: dryRun, cancellation: cancellation)
+        }
     }
 
     /// ``retain(before:dryRun:)`` on the calling thread, for the tool.
     package func retainSynchronously(before: Timestamp, dryRun: Bool = false) throws -> RetentionSummary {
+        try retainSynchronously(before: before, dryRun: dryRun, cancellation: nil)
+    }
+
+    private func retainSynchronously(before: Timestamp, dryRun: Bool, cancellation: Cancellation?) throws -> RetentionSummary {
         var summary = RetentionSummary(before: before, dryRun: dryRun, erasures: [])
         for subject in try read({ try $0.subjects() }) {
+            try cancellation?.check()
             let readable = try readableFields(subject: subject, before: before)
             guard !readable.isEmpty else { continue }
             if dryRun {
