@@ -84,20 +84,46 @@ extension Ledger {
         subject: String, _ expected: [CommunicationHandle], asOf: AsOf? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
+        expectKnownHandles(subject: subject, expected.map { .readable($0) }, asOf: asOf, sourceLocation: sourceLocation)
+    }
+
+    /// Expects exactly these handles to be known for `subject` at a point of the log, each readable or erased: an
+    /// erased handle's value is gone, and it is expected as the erasure that made it unreadable, once for each
+    /// erased handle.
+    ///
+    /// ```swift
+    /// let erasure = ErasureMark(seq: 3, basis: .guardianRequest)
+    /// ledger.expectKnownHandles(subject: "kid-1", [.erased(erasure), .readable(alex)])
+    /// ```
+    @discardableResult @_disfavoredOverload
+    public func expectKnownHandles(
+        subject: String, _ expected: [Erasable<CommunicationHandle>], asOf: AsOf? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
         let what = "Known handles of \(quoted(subject))"
         guard let (point, actual) = reading(what, asOf: asOf, sourceLocation: sourceLocation, { try $0.knownHandles(subject: subject) })
         else { return false }
-        let expectedSet = Set(expected)
-        let actualByHandle = Dictionary(actual.map { ($0.handle, $0) }, uniquingKeysWith: { a, _ in a })
-        let all = Set(expectedSet).union(actualByHandle.keys).sorted()
-        let rows = all.map { handle in
-            SideBySide.Row([
-                expectedSet.contains(handle) ? describe(handle) : "—",
-                actualByHandle[handle].map(describe) ?? "—",
-            ], differs: expectedSet.contains(handle) != (actualByHandle[handle] != nil))
+        // Compared as lists in one order, so that erased handles, alike but for their kind, each have a row.
+        let expectedSorted = expected.sorted(by: erasableOrder)
+        let actualSorted = actual.map { (erasable: $0.erasableHandle, known: $0) }.sorted { erasableOrder($0.erasable, $1.erasable) }
+        var rows: [SideBySide.Row] = []
+        var (e, a) = (0, 0)
+        while e < expectedSorted.count || a < actualSorted.count {
+            let left = e < expectedSorted.count ? expectedSorted[e] : nil
+            let right = a < actualSorted.count ? actualSorted[a] : nil
+            if let left, let right, left == right.erasable {
+                rows.append(.init([describe(left), describe(right.known)], differs: false))
+                (e, a) = (e + 1, a + 1)
+            } else if let left, right == nil || erasableOrder(left, right!.erasable) {
+                rows.append(.init([describe(left), "—"], differs: true))
+                e += 1
+            } else {
+                rows.append(.init(["—", describe(right!.known)], differs: true))
+                a += 1
+            }
         }
         return SideBySide(
-            title: "\(what) \(point); expected \(expectedSet.count), actual \(actual.count)",
+            title: "\(what) \(point); expected \(expected.count), actual \(actual.count)",
             header: ["expected", "actual"], rows: rows.isEmpty ? [.init(["(none)", "(none)"])] : rows
         ).record(sourceLocation)
     }
@@ -254,6 +280,16 @@ extension ReplayedLedger {
         namingTheFixture { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
     }
 
+    /// Expects exactly these known handles, each readable or erased; see
+    /// `Ledger.expectKnownHandles(subject:_:asOf:sourceLocation:)`.
+    @discardableResult @_disfavoredOverload
+    public func expectKnownHandles(
+        subject: String, _ expected: [Erasable<CommunicationHandle>], asOf: AsOf? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        namingTheFixture { ledger.expectKnownHandles(subject: subject, expected, asOf: asOf, sourceLocation: sourceLocation) }
+    }
+
     /// Expects exactly these permission states; see ``PermissionLedger/Ledger/expectPermissions(subject:_:asOf:sourceLocation:)``.
     @discardableResult
     public func expectPermissions(
@@ -366,8 +402,34 @@ private func describe(_ handle: CommunicationHandle) -> String {
     "\(handle.kind.rawValue) \(quoted(handle.value))"
 }
 
+private func describe(_ handle: Erasable<CommunicationHandle>) -> String {
+    switch handle {
+    case .readable(let handle): describe(handle)
+    case .erased(let mark): describe(mark)
+    }
+}
+
+/// As the tool shows an erased value: `(erased, seq N)`.
+private func describe(_ mark: ErasureMark) -> String { "(erased, seq \(mark.seq))" }
+
+/// Readable handles first, in the handles' order, then erased ones by their erasure.
+private func erasableOrder(_ a: Erasable<CommunicationHandle>, _ b: Erasable<CommunicationHandle>) -> Bool {
+    switch (a, b) {
+    case (.readable(let a), .readable(let b)): a < b
+    case (.readable, .erased): true
+    case (.erased, .readable): false
+    case (.erased(let a), .erased(let b)): (a.seq, a.basis.rawValue) < (b.seq, b.basis.rawValue)
+    }
+}
+
+extension KnownHandle {
+    /// The handle, or the erasure that made its value unreadable.
+    fileprivate var erasableHandle: Erasable<CommunicationHandle> { erased.map { .erased($0) } ?? .readable(handle) }
+}
+
 private func describe(_ known: KnownHandle) -> String {
-    var text = describe(known.handle) + "  since \(known.since)"
+    var text = known.erased.map { "\(known.handle.kind.rawValue) \(describe($0))" } ?? describe(known.handle)
+    text += "  since \(known.since)"
     if let until = known.until { text += " until \(until)" }
     switch known.source {
     case .question(let id): text += ", question \(id.uuidString)"

@@ -112,6 +112,49 @@ import Testing
         }
     }
 
+    /// A scenario's known handles after an erasure with a cut (seq 5) and a whole one (seq 6): an approval and an
+    /// observation before the cut, an observation after it.
+    static func erasedHandles() throws -> Scenario {
+        var s = Scenario(subject: "kid-1", start: try Timestamp(rfc3339: "2026-11-20T09:00:00Z"))
+        let question = try s.asked(about: [.custom("dragonslayer42")])
+        s.advance(by: .seconds(60))
+        s.answered(question, choice: "approve")
+        s.advance(by: .seconds(60))
+        try s.observed(checked: [.custom("tinker")], known: [.custom("tinker")])
+        s.advance(by: .seconds(3600))
+        try s.observed(checked: [.custom("later")], known: [.custom("later")])
+        s.advance(by: .seconds(60))
+        s.erased(.retention, before: try Timestamp(rfc3339: "2026-11-20T10:00:00Z"))
+        s.advance(by: .seconds(60))
+        s.erased(.guardianRequest, reference: "case-1")
+        return s
+    }
+
+    @Test func erasedKnownHandlesAreExpectedByTheirErasureOneRowEach() throws {
+        try Self.erasedHandles().replay { replayed throws in
+            let cut = ErasureMark(seq: 5, basis: .retention)
+            let whole = ErasureMark(seq: 6, basis: .guardianRequest)
+            #expect(replayed.expectKnownHandles(subject: "kid-1", [.erased(whole), .erased(cut), .erased(cut)]))
+            // Time travel brings no value back: before the erasures, the values are erased too.
+            #expect(replayed.expectKnownHandles(subject: "kid-1", [.erased(cut), .erased(whole), .erased(cut)], asOf: .seq(5)))
+            #expect(replayed.expectKnownHandles(subject: "kid-1", [.erased(cut), .erased(cut)], asOf: .seq(3)))
+            // Expecting none: each erased handle is a row of its own, shown as the tool shows it.
+            withKnownIssue {
+                #expect(!replayed.expectKnownHandles(subject: "kid-1", [CommunicationHandle]()))
+            } matching: { issue in
+                message(issue).contains("expected 0, actual 3")
+                    && message(issue).components(separatedBy: "custom (erased, seq 5)").count == 3
+                    && message(issue).contains("custom (erased, seq 6)") && !message(issue).contains("custom \"\"")
+            }
+            // One erased handle too few is a difference.
+            withKnownIssue {
+                #expect(!replayed.expectKnownHandles(subject: "kid-1", [.erased(whole), .erased(cut)]))
+            } matching: { issue in
+                showsSideBySide(issue, expected: "—", actual: "custom (erased, seq 5)  since 2026-11-20T09:02:00Z, observation seq 3")
+            }
+        }
+    }
+
     @Test func anInvalidExpectedHandleIsAnIssue() throws {
         try Fixture(contentsOf: Fixtures.url("time-limited.jsonl")).replay { replayed throws in
             withKnownIssue {
