@@ -201,10 +201,12 @@ public struct Scenario: Sendable {
     }
 
     /// Records `subject.erased`: the subject's personal fields recorded before the erasure (or before `before`)
-    /// are erased (docs/spec/PRIVACY.md).
+    /// are erased (docs/spec/PRIVACY.md). A `reference` must be what the ledger takes: 1 to 128 bytes, without
+    /// control, format or separator characters; another stops the test, as an invalid subject does.
     public mutating func erased(
         _ basis: Erasure.Basis = .guardianRequest, reference: String? = nil, before: Timestamp? = nil, subject: String? = nil
     ) {
+        if let reference { Self.check(reference, field: "erasure.reference", maxBytes: 128, identifier: true) }
         record(.subjectErased(Erasure(basis: basis, reference: reference, before: before)), subject: subject)
     }
 
@@ -269,9 +271,13 @@ public struct Scenario: Sendable {
         return UUID(uuidString: text)!
     }
 
-    private static func check(_ text: String, field: String, maxBytes: Int) {
+    private static func check(_ text: String, field: String, maxBytes: Int, identifier: Bool = false) {
         do {
-            try validateText(text, field: field, maxBytes: maxBytes)
+            if identifier {
+                try validateIdentifier(text, field: field, maxBytes: maxBytes)
+            } else {
+                try validateText(text, field: field, maxBytes: maxBytes)
+            }
         } catch {
             preconditionFailure("Scenario: \(error)")
         }

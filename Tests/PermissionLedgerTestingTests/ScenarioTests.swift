@@ -86,6 +86,20 @@ import Testing
         }
     }
 
+    /// An erasure's reference the ledger would refuse stops the test where the scenario is built, as an invalid
+    /// subject does, rather than making lines that fail to decode at replay.
+    @Test(arguments: ["", "tab\there", String(repeating: "r", count: 129)])
+    func anErasureWithAReferenceTheLedgerRefusesStopsTheTest(_ reference: String) async {
+        await #expect(processExitsWith: .failure) { [reference] in
+            var s = Scenario(subject: "kid-1", start: try Timestamp(rfc3339: "2026-11-20T09:00:00Z"))
+            s.erased(.other, reference: reference)
+        }
+        var s = Scenario(subject: "kid-1", start: nine)
+        try? s.observed(checked: [.custom("tinker")], known: [])
+        s.erased(.other, reference: String(repeating: "r", count: 128))
+        #expect(throws: Never.self) { try s.replay { _ in } }
+    }
+
     @Test func invalidJSONFormIsThrownNotWritten() throws {
         var s = Scenario(start: nine)
         #expect(throws: PermissionModelError.self) { try s.asked(about: [.custom("a")], expiresIn: .zero) }
