@@ -150,6 +150,11 @@ def observed(id):
             "known": [{"value": "orbit", "kind": "custom"}]}
 
 
+def erased(id):
+    return {"type": "subject.erased", "id": id, "subject": "kid-ava", "occurredAt": OCC, "recordedAt": REC,
+            "erasure": {"basis": "guardianRequest", "reference": "case-4711"}}
+
+
 def at(event, path, value):
     """A copy of `event` with the field at `path` (dot-separated; numbers index arrays) set, or removed with DEL."""
     event = copy.deepcopy(event)
@@ -797,6 +802,29 @@ def observed_permission_cases():
     case(g + "cause-wrong-case", at(perm(e("cause-wrong-case")), "cause", "Settings"), ["cause:", "is not one of"], "cause Settings")
 
 
+def erasure_cases():
+    g = "erasure/"
+    e = lambda name: erased(eid(g + name))
+    case(g + "erasure-missing", at(e("erasure-missing"), "erasure", DEL), ["erasure:", "missing"], "subject.erased without its erasure")
+    case(g + "erasure-null", at(e("erasure-null"), "erasure", None), "erasure:", "erasure is null")
+    case(g + "erasure-string", at(e("erasure-string"), "erasure", "guardianRequest"), ["erasure:", "expected an object"], "the basis given as the erasure")
+    case(g + "basis-missing", at(e("basis-missing"), "erasure.basis", DEL), ["erasure.basis:", "missing"], "an erasure without a basis")
+    case(g + "basis-unknown", at(e("basis-unknown"), "erasure.basis", "becauseISaidSo"), ["erasure.basis:", "is not one of"], "basis becauseISaidSo")
+    case(g + "basis-wrong-case", at(e("basis-wrong-case"), "erasure.basis", "GuardianRequest"), ["erasure.basis:", "is not one of"], "basis GuardianRequest")
+    case(g + "basis-number", at(e("basis-number"), "erasure.basis", 0), ["erasure.basis:", "expected a string"], "the basis as its index")
+    case(g + "reference-empty", at(e("reference-empty"), "erasure.reference", ""), ["erasure.reference:", "must not be empty"], "an empty reference")
+    case(g + "reference-too-long", at(e("reference-too-long"), "erasure.reference", "r" * 129), ["erasure.reference:", "at most 128"], "a reference of 129 bytes")
+    case(g + "reference-control", at(e("reference-control"), "erasure.reference", "case\u00074711"), ["erasure.reference:", "U+0007"], "a bell in the reference")
+    case(g + "reference-newline", at(e("reference-newline"), "erasure.reference", "case\n4711"), ["erasure.reference:", "U+000A"], "a newline in the reference")
+    case(g + "reference-bidi", at(e("reference-bidi"), "erasure.reference", "case\u202e1174"), ["erasure.reference:", "U+202E"], "a right-to-left override in the reference")
+    case(g + "reference-number", at(e("reference-number"), "erasure.reference", 4711), ["erasure.reference:", "expected a string"], "the reference as a number")
+    case(g + "unknown-field", at(e("unknown-field"), "erasure.requestedBy", "guardian"), ["erasure.requestedBy:", "unknown field"], "a field the erasure does not have")
+    case(g + "before-without-offset", at(e("before-without-offset"), "erasure.before", "2026-11-20T08:00:00"), ["erasure.before:", "time zone"], "a cut without a time zone")
+    case(g + "before-not-a-time", at(e("before-not-a-time"), "erasure.before", "yesterday"), ["erasure.before:", "is not an RFC 3339 time"], "a cut that is not a time")
+    case(g + "before-seq", at(e("before-seq"), "erasure.before", "seq:3"), ["erasure.before:", "is not an RFC 3339 time"], "a cut given as a seq")
+    case(g + "nothing-to-erase", at(e("nothing-to-erase"), "subject", "kid-nobody"), "nothing to erase", "an erasure of a subject with no event")
+
+
 def text_cases():
     """docs/spec/EVENTS.md "Text": identifiers hold no character of Cc, Cf, Zl or Zp; free text no control character
     but tab and line feed. Messages name the character by its code point, never the value."""
@@ -878,12 +906,13 @@ def chain_cases():
 
 
 GROUPS = ["syntax", "bytes", "types", "numbers", "fields", "times", "envelope", "handles", "asked", "followups",
-          "observed", "permission", "chain", "text"]
+          "observed", "permission", "chain", "text", "erasure"]
 
 
 def build():
     for make in [syntax_cases, bytes_cases, types_cases, numbers_cases, fields_cases, times_cases, envelope_cases,
-                 handles_cases, asked_cases, followups_cases, observed_permission_cases, chain_cases, text_cases]:
+                 handles_cases, asked_cases, followups_cases, observed_permission_cases, chain_cases, text_cases,
+                 erasure_cases]:
         make()
     kinds = [c[0] for c in CASES]
     assert len(kinds) == len(set(kinds)), "case kinds repeat"
