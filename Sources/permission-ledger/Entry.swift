@@ -35,6 +35,10 @@ struct PermissionLedgerTool: AsyncParsableCommand {
             printError("usage: a command is missing; one of \(commands) (see permission-ledger --help)")
             Foundation.exit(2)
         }
+        if let problem = argumentNotUTF8() {
+            printError("usage: \(problem) (see permission-ledger --help)")
+            Foundation.exit(2)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -66,6 +70,27 @@ struct PermissionLedgerTool: AsyncParsableCommand {
             printError("usage: \(message) (see permission-ledger --help)")
             Foundation.exit(2)
         }
+    }
+
+    /// What is wrong with the first argument that is not valid UTF-8, which `CommandLine.arguments` would have
+    /// repaired silently (each bad byte made U+FFFD), so that a reference or a subject would be recorded other
+    /// than given, and a file name would name another file. The argument itself is not shown: it may be personal.
+    private static func argumentNotUTF8() -> String? {
+        let argv = CommandLine.unsafeArgv
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = argv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+            // --option=VALUE, or --option VALUE: the option is named.
+            if bytes.starts(with: Array("--".utf8)), let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+               let option = String(validating: bytes[..<equals], as: UTF8.self) {
+                return "the value of \(option) is not valid UTF-8 text"
+            }
+            let previous = CommandLine.arguments[index - 1]
+            if index > 1, previous.hasPrefix("--") { return "the value of \(previous) is not valid UTF-8 text" }
+            return "argument \(index) is not valid UTF-8 text"
+        }
+        return nil
     }
 
     /// Reports `failure`, one line a problem, and exits with its code.

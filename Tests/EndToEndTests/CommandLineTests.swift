@@ -29,6 +29,27 @@ struct UsageTests {
         }
     }
 
+    /// An argument that is not UTF-8 would be repaired into another value (U+FFFD for each bad byte) and recorded,
+    /// or name another file: it is wrong usage, naming the option, not the argument, which may be personal.
+    @Test("an argument that is not valid UTF-8 is wrong usage naming its option, and nothing is written", arguments: [
+        (["--reference", "BAD"], "the value of --reference"),
+        (["--reference=BAD"], "the value of --reference"),
+        (["BAD"], "argument 8"),
+    ])
+    func argumentNotUTF8(_ extra: [String], _ named: String) throws {
+        try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
+            let before = try sandbox.run(["export", "--ledger", ledger]).out
+            // The shell puts the byte 0xFF where the arguments say BAD: a Swift string cannot hold it.
+            let script = #"bad=$(printf '\377'); set -- "$@" "# + extra.map { "\"" + $0.replacingOccurrences(of: "BAD", with: "$bad") + "\"" }.joined(separator: " ")
+                + #"; exec "$0" "$@""#
+            let result = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ben", "--basis", "other"],
+                                         launcher: ["/bin/sh", "-c", script])
+            #expect(result.status == 2 && !result.crashed, "\(result)")
+            #expect(result.errorLines == ["usage: \(named) is not valid UTF-8 text (see permission-ledger --help)"], "\(result)")
+            #expect(try sandbox.run(["export", "--ledger", ledger]).out == before, "nothing is written")
+        }
+    }
+
     @Test("--help of every command exits 0 and shows an example", arguments: [
         "import", "export", "verify", "digest", "replay", "question", "questions", "known-handles", "permissions",
     ])
