@@ -212,6 +212,37 @@ import Testing
         }
     }
 
+    /// `verify` needs no key, but reads the key store's header: a ledger that keeps keys in a store that is
+    /// missing, cut short, not a key store, a link or open to others is damaged, whatever its log says.
+    @Test(arguments: ["missing", "cut short", "not a key store", "a symbolic link", "readable by others"])
+    func verifyReportsAKeyStoreLostOrPlanted(_ damage: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            try await ledger.importFixture("decline.jsonl")
+            await ledger.close()
+            #expect(try await Ledger.verify(path: path).isIntact)
+            let store = path + "/" + KeyStore.fileName
+            let saved = try Data(contentsOf: URL(fileURLWithPath: store))
+            try FileManager.default.removeItem(atPath: store)
+            switch damage {
+            case "cut short": try saved.prefix(saved.count - KeyStore.slotSize).write(to: URL(fileURLWithPath: store))
+            case "not a key store": try Data(repeating: 7, count: saved.count).write(to: URL(fileURLWithPath: store))
+            case "a symbolic link":
+                try saved.write(to: URL(fileURLWithPath: directory + "/elsewhere"))
+                try FileManager.default.createSymbolicLink(atPath: store, withDestinationPath: directory + "/elsewhere")
+            case "readable by others": try saved.write(to: URL(fileURLWithPath: store))
+            default: break
+            }
+            if damage != "missing" && damage != "a symbolic link" { #expect(chmod(store, damage == "readable by others" ? 0o644 : 0o600) == 0) }
+            let report = try await Ledger.verify(path: path)
+            let expected = ["missing": "is missing", "cut short": "cut short", "not a key store": "is not a ledger's key store",
+                            "a symbolic link": "symbolic link", "readable by others": "mode 644"][damage]!
+            #expect(!report.isIntact && report.damagedSeq == 1, "\(report)")
+            #expect(report.problem?.contains("key store") == true && report.problem?.contains(expected) == true, "\(report)")
+        }
+    }
+
     @Test func theSeededSourceRepeatsAndTheSystemOneDoesNot() {
         #expect(SecretSource.seeded("a").bytes(32, for: "x") == SecretSource.seeded("a").bytes(32, for: "x"))
         #expect(SecretSource.seeded("a").bytes(32, for: "x") != SecretSource.seeded("b").bytes(32, for: "x"))

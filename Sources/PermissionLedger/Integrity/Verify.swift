@@ -203,7 +203,7 @@ extension Ledger {
     ) throws -> VerificationReport {
         let dataFile = (path as NSString).appendingPathComponent("data.mdb")
         let fileSize = size(of: dataFile)
-        return try environment.read { txn in
+        let report = try environment.read { txn in
             let verifier = Verifier(txn: txn, tables: tables, fileSize: fileSize, progress: progress, cancellation: cancellation)
             let report = try verifier.weigh(try verifier.run(), path: path)
             // Last, as only damage no read of the tables met is left: pages no lookup or scan reaches, free
@@ -214,5 +214,12 @@ extension Ledger {
                 events: report.events, head: report.head, damagedSeq: seq ?? 1,
                 problem: "the data file's pages are damaged: \(problem)")
         }
+        // The key store, read without a key: a ledger that keeps keys there cannot show its personal fields without
+        // it whole (its keys themselves are checked by the readers that open them).
+        let keyStore = try keyStoreInUse(environment)
+        guard report.isIntact, keyStore.holdsKeys, let problem = KeyStore.problem(directory: path, slotsInUse: keyStore.slots) else {
+            return report
+        }
+        return VerificationReport(events: report.events, head: report.head, damagedSeq: 1, problem: problem)
     }
 }

@@ -343,7 +343,7 @@ public final class Ledger: Sendable {
 
     /// What a writer checks its key store against: whether the ledger holds key entries, and how many slots
     /// the store had at the last commit that added one (0 for a ledger written before it was recorded).
-    private static func keyStoreInUse(_ environment: Environment) throws -> (holdsKeys: Bool, slots: UInt64) {
+    static func keyStoreInUse(_ environment: Environment) throws -> (holdsKeys: Bool, slots: UInt64) {
         guard let keys = try? environment.openDatabase(StorageTable.keys.rawValue, create: false),
               let meta = try? environment.openDatabase(StorageTable.meta.rawValue, create: false) else { return (false, 0) }
         return try environment.read { txn in

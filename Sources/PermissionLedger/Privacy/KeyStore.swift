@@ -71,17 +71,48 @@ package final class KeyStore: @unchecked Sendable {
                 fd = try OwnerOnlyFile.openExisting(path, writable: true)
             }
             guard let fd else { return nil }
-            var header = [UInt8](repeating: 0, count: headerSize)
-            let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, headerSize, 0) }
-            var info = stat()
-            guard count == headerSize, Array(header.prefix(8)) == magic, fstat(fd, &info) == 0,
-                  (Int(info.st_size) - headerSize) % slotSize == 0 else {
+            let header: [UInt8]
+            do {
+                (header, _) = try readHeader(fd, path: path)
+            } catch {
                 close(fd)
-                throw OwnerOnlyFile.Problem(path: path, reason: "is not a ledger's key store, or is damaged")
+                throw error
             }
             return KeyStore(path: path, fd: fd, storeID: Array(header[8..<24]), keyCheck: Array(header[keyCheckRange]), ledgerKey: ledgerKey)
         } catch {
             throw LedgerError(.notALedger, "key store \(error.description)")
+        }
+    }
+
+    /// The header of the key store open at `fd`, and its number of slots.
+    private static func readHeader(_ fd: Int32, path: String) throws(OwnerOnlyFile.Problem) -> (header: [UInt8], slots: UInt64) {
+        var header = [UInt8](repeating: 0, count: headerSize)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, headerSize, 0) }
+        var info = stat()
+        guard count == headerSize, Array(header.prefix(8)) == magic, fstat(fd, &info) == 0,
+              (Int(info.st_size) - headerSize) % slotSize == 0 else {
+            throw OwnerOnlyFile.Problem(path: path, reason: "is not a ledger's key store, or is damaged")
+        }
+        return (header, UInt64((Int(info.st_size) - headerSize) / slotSize))
+    }
+
+    /// What is wrong with the key store of the ledger directory at `directory`, read without the ledger's key, for
+    /// a ledger that keeps keys there and had used `slotsInUse` of them at its last commit that added one: missing,
+    /// not an owner-only regular file, not a key store, or cut short. `nil` when nothing is.
+    static func problem(directory: String, slotsInUse: UInt64) -> String? {
+        let path = directory + "/" + fileName
+        do throws(OwnerOnlyFile.Problem) {
+            guard let fd = try OwnerOnlyFile.openExisting(path, writable: false) else {
+                return "key store \(path) is missing, and the ledger holds keys kept in it: its personal fields cannot be read; restore it from a backup"
+            }
+            defer { close(fd) }
+            let (_, slots) = try readHeader(fd, path: path)
+            guard slots >= slotsInUse else {
+                return "key store \(path) holds \(slots) keys where the ledger has used \(slotsInUse): it is cut short; restore it from a backup"
+            }
+            return nil
+        } catch {
+            return "key store \(error.description)"
         }
     }
 
