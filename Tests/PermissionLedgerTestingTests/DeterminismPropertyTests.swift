@@ -45,11 +45,15 @@ import Testing
     @Test func theGeneratorCoversEveryEventTypeAndState() throws {
         var types = Set<EventType>()
         var states = Set<QuestionState>()
-        var late = false, timeLimited = false, expiredByClock = false, revoked = false
+        var late = false, timeLimited = false, expiredByClock = false, revoked = false, cutErasure = false, wholeErasure = false
         var rng = SeededRandom(seed: 42)
         for _ in 0..<40 {
             let generated = GeneratedScenario(steps: (0..<60).map { _ in rng.next() })
             types.formUnion(generated.scenario.events.map(\.type))
+            for event in generated.scenario.events {
+                guard case .subjectErased(let erasure) = event.payload else { continue }
+                if erasure.before == nil { wholeErasure = true } else { cutErasure = true }
+            }
             try generated.scenario.replay { replayed throws in
                 #expect(replayed.summary.appended == generated.scenario.events.count)
                 let questions = try replayed.ledger.read(asOf: .seq(try replayed.head.seq)) { try $0.questions() }
@@ -70,6 +74,7 @@ import Testing
         #expect(timeLimited, "some approvals are time-limited")
         #expect(expiredByClock, "some questions expire by the clock alone")
         #expect(revoked, "some observations revoke")
+        #expect(wholeErasure && cutErasure, "some erasures are whole, some have a cut")
     }
 
     /// Every property for one sequence; records an issue for each that fails.
@@ -122,7 +127,10 @@ import Testing
         let imported = try ReplayedLedger(Fixture(jsonLines: export, name: "export"))
         defer { imported.removeDirectory() }
         #expect(try imported.exportText() == export, "export after import")
-        #expect(try imported.digest() == digest)
+        // An erasure with a cut does not always round-trip its digest through an import (docs/DECISIONS.md).
+        if !events.contains(where: { if case .subjectErased(let erasure) = $0.payload { erasure.before != nil } else { false } }) {
+            #expect(try imported.digest() == digest)
+        }
     }
 }
 
@@ -205,11 +213,13 @@ struct GeneratedScenario: Sendable, CustomTestStringConvertible {
                 let cause = rng.below(causes.count + 1) < causes.count ? causes[rng.below(causes.count)] : nil
                 s.permission(permission, state, cause: cause, subject: Self.subjects[rng.below(Self.subjects.count)])
             } else {
-                // A whole erasure of a subject that has events: later answers to its questions still apply. (An
-                // erasure with a cut does not round-trip its digest through an import: docs/DECISIONS.md.)
+                // An erasure of a subject that has events, whole or, one time in three, with a cut up to six hours
+                // back (inside a day or not): later answers to its questions still apply.
                 let subjects = Self.subjects.filter { subject in s.events.contains { $0.subject == subject } }
                 let basis = Erasure.Basis.allCases[rng.below(Erasure.Basis.allCases.count)]
-                s.erased(basis, reference: rng.below(2) == 0 ? nil : "case-\(rng.below(1000))", subject: subjects[rng.below(subjects.count)])
+                let cut = rng.below(3) == 0 ? s.clock.adding(seconds: -Int64(rng.below(6 * 3600))) : nil
+                s.erased(basis, reference: rng.below(2) == 0 ? nil : "case-\(rng.below(1000))", before: cut,
+                         subject: subjects[rng.below(subjects.count)])
             }
         }
         scenario = s
