@@ -78,10 +78,25 @@ struct KeyErasureTests {
         }
     }
 
+    /// Runs `body` in a read of `ledger`'s head begun before `erasure` is appended, and committed, on another thread:
+    /// the erasure overwrites its keys while the read is still open.
+    static func readingAcross<T>(_ ledger: Ledger, _ erasure: PermissionEvent, _ body: (LedgerView) throws -> T) throws -> T {
+        try ledger.read(asOf: .seq(try ledger.head().seq)) { view in
+            let erased = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = try? ledger.appendSynchronously([erasure])
+                erased.signal()
+            }
+            erased.wait()
+            return try body(view)
+        }
+    }
+
     /// An erasure destroys its keys as soon as it commits, while readers that began before it may still be reading
-    /// their older snapshot, in this process or another: what they meet erased then reads as erased by it, not as
-    /// damage.
-    @Test(arguments: Ledger.Options.sealedFormats) func aReaderThatBeganBeforeAnErasureReadsWhatItErasedAsErased(format: UInt8) async throws {
+    /// their older snapshot, in this process or another: what they meet erased is an error to read again, not
+    /// damage, and not the event erased by an erasure their log does not hold (an export would carry that into a
+    /// file no import takes); another subject's events read as before.
+    @Test(arguments: Ledger.Options.sealedFormats) func aReaderThatBeganBeforeAnErasureIsToldToReadAgain(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
             try await ledger.importFixture("family-day.jsonl")
@@ -91,27 +106,40 @@ struct KeyErasureTests {
             let otherLines = try Self.lines(ledger, subject: other)
             let erasure = try Self.erasure("erase-1", subject: subject, at: "2026-11-21T10:00:00Z")
 
-            let (events, handles, otherLinesThen) = try ledger.read(asOf: .seq(head.seq)) { view in
-                // The erasure commits, and its keys are destroyed, on another thread, while this snapshot is open.
-                let erased = DispatchSemaphore(value: 0)
-                Thread.detachNewThread {
-                    _ = try? ledger.appendSynchronously([erasure])
-                    erased.signal()
-                }
-                erased.wait()
-                var events: [PermissionEvent] = []
-                try view.history(subject: subject, toSeq: head.seq) { events.append($0.event) }
+            let (history, handles, otherLinesThen) = try Self.readingAcross(ledger, erasure) { view in
                 var otherLines: [String] = []
                 try view.history(subject: other, toSeq: head.seq) { otherLines.append(EventJSON.encode($0.event)) }
-                return (events, try view.knownHandles(subject: subject), otherLines)
+                return (ledgerError { try view.history(subject: subject, toSeq: head.seq) { _ in } },
+                        ledgerError { _ = try view.knownHandles(subject: subject) }, otherLines)
             }
             #expect(try ledger.head().seq == head.seq + 1, "the erasure was appended")
-            let mark = ErasureMark(seq: head.seq + 1, basis: .guardianRequest)
-            // Every event of the subject's with personal fields reads erased by it; the others as they are.
-            #expect(events.contains { $0.erased != nil })
-            #expect(events.allSatisfy { $0.erased == nil ? PersonalFields(of: $0).isEmpty : $0.erased == mark })
-            #expect(!handles.isEmpty && handles.allSatisfy { $0.erased == mark })
+            for error in [history, handles] {
+                #expect(error?.kind == .storage && error?.message.contains("erased by seq \(head.seq + 1), recorded while this read was going on; read again") == true,
+                        "\(String(describing: error))")
+            }
             #expect(otherLinesThen == otherLines, "another subject reads as before")
+            // Read again, it reads erased.
+            #expect(try ledger.read { try $0.knownHandles(subject: subject) }.allSatisfy { $0.erased?.seq == head.seq + 1 })
+        }
+    }
+
+    /// What an erasure with a cut keeps readable, under keys of its own, reads as it was in a read that began before
+    /// the erasure.
+    @Test(arguments: Ledger.Options.sealedFormats) func aReaderThatBeganBeforeAnErasureWithACutReadsWhatItKept(format: UInt8) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
+            let early = JSONLine.observed("early", checked: [("+14155550101", "phoneNumber")], known: [], at: "09:00:00", recorded: "09:00:00")
+            let late = JSONLine.observed("late", checked: [("+14155550102", "phoneNumber")], known: [], at: "15:00:00", recorded: "15:00:00")
+            try await ledger.append(json: early, late)
+            let cut = try Self.erasure("cut", subject: "kid-ava", at: "2026-11-20T16:00:00Z", before: "2026-11-20T12:00:00Z")
+            let (kept, erased) = try Self.readingAcross(ledger, cut) { view in
+                var kept: [PermissionEvent] = []
+                try view.forEachEvent(after: 1, through: 2) { kept.append($0.event) }
+                return (kept, ledgerError { try view.forEachEvent(after: 0, through: 1) { _ in } })
+            }
+            let written = try decodeEvent(late).payload
+            #expect(kept.count == 1 && kept[0].erased == nil && kept[0].payload == written, "\(kept)")
+            #expect(erased?.kind == .storage && erased?.message.contains("read again") == true, "\(String(describing: erased))")
         }
     }
 

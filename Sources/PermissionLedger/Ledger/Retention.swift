@@ -48,7 +48,8 @@ extension Ledger {
         var summary = RetentionSummary(before: before, dryRun: dryRun, erasures: [])
         for subject in try read({ try $0.subjects() }) {
             try cancellation?.check()
-            let readable = try readableFields(subject: subject, before: before)
+            // Read again once: another process's erasure recorded meanwhile makes a read that began before it fail.
+            let readable = try (try? readableFields(subject: subject, before: before)) ?? readableFields(subject: subject, before: before)
             guard !readable.isEmpty else { continue }
             if dryRun {
                 summary.erasures.append(ErasureSummary(

@@ -40,12 +40,7 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
             } else {
                 guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
                 // An erased event imported holds no sealed fields at all; one erased here, fields no key opens.
-                // An erasure committed after this reader began destroyed the key already, and only the newest
-                // snapshot holds that erasure: the reader then shows the value erased by it, not damage.
-                let erasure = { (txn: ReadTransaction) in
-                    try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!)
-                }
-                if let mark = try erasure(txn) ?? (record.box.isEmpty ? nil : try erasureCommittedSince(txn, erasure)) {
+                if let mark = try KeyRing.erasure(txn, tables, subject: envelope.subject, seq: seq, recordedAt: envelope.recordedAt!) {
                     if !record.box.isEmpty { try SealedRecord.checkTrailer(stored.record) }
                     // Erased: the envelope, whose personal fields are empty, which erasure emptied them, and what the
                     // record keeps in their place.
@@ -54,6 +49,8 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
                     event.erasedFields = ErasedFields(commitment: commitment!, tokens: SealedRecord.tokenList(record.tokens))
                 } else if record.box.isEmpty {
                     throw LedgerError(.damaged, "the event's personal fields are missing and no erasure covers it", seq: seq)
+                } else if let newer = try readAfterAnErasure(seq: seq, txn: txn, tables: tables, salted: salted) {
+                    event = newer
                 } else {
                     throw LedgerError(.damaged, "the key of the event's personal fields is missing from the key store", seq: seq)
                 }
@@ -67,11 +64,30 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
     return event
 }
 
-/// What `erasure` finds in the newest snapshot committed, for a reader of an older one that met a key destroyed:
-/// `nil` for a write transaction's reader (it reads the newest snapshot), and when no reader slot is free.
-private func erasureCommittedSince(_ txn: ReadTransaction, _ erasure: (ReadTransaction) throws -> ErasureMark?) throws -> ErasureMark? {
+/// The event at `seq` as the newest snapshot holds it, for a reader of an older snapshot that met its key destroyed
+/// and no erasure covering it. An erasure overwrites its keys as soon as it commits (docs/DECISIONS.md, "A read that
+/// meets an erasure recorded after it began"):
+/// - an event an erasure with a cut keeps readable is read from the newest snapshot, under the key of its own that
+///   erasure gave it (its chained part, which the chain hash covers, is the same in both);
+/// - an event the erasure covers cannot be read as it was when this read began: ``LedgerError/Kind/storage``, to
+///   read again, rather than the event erased by an erasure this read's log does not hold, which an export would
+///   carry into a file that no import takes.
+///
+/// `nil` when the newest snapshot does not explain it either (the key is missing: damage), for a write transaction's
+/// reader (it reads the newest snapshot), and when no reader slot is free.
+private func readAfterAnErasure(seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool) throws -> PermissionEvent? {
     do {
-        return try txn.readingNewestSnapshot(erasure)
+        return try txn.readingNewestSnapshot { newest -> PermissionEvent? in
+            guard let value = try newest.get(tables.events, key: Keys.seq(seq)) else { return nil }
+            let record = try SealedRecord.parts(of: try storedParts(value).record, checkingTrailer: false)
+            let owner = try SealedRecord.owner(record.chained)
+            if let mark = try KeyRing.erasure(newest, tables, subject: owner.subject, seq: seq, recordedAt: owner.recordedAt) {
+                throw LedgerError(
+                    .storage, "its personal fields were erased by seq \(mark.seq), recorded while this read was going on; read again",
+                    seq: seq)
+            }
+            return try openedSealedEvent(record, seq: seq, txn: newest, tables: tables, salted: salted)
+        }
     } catch let error as LMDBError where error == .invalidArgument || error == .readersFull {
         return nil
     }
