@@ -329,13 +329,13 @@ public final class Ledger: Sendable {
         }
         let writerCheck = options.readOnly || newKey != nil ? nil : try keyStoreInUse(environment)
         if let writerCheck, writerCheck.holdsKeys, !keyStoreExists(directory: path) {
-            throw LedgerError(.damaged, "key store \(path)/\(KeyStore.fileName) is missing, and the ledger holds keys kept in it: restore it from a backup (a new one would leave every sealed field unreadable)")
+            throw LedgerError(.damaged, KeyStore.missing(directory: path))
         }
         guard let store = try KeyStore.open(directory: path, ledgerKey: ledgerKey, writable: !options.readOnly, secrets: options.secrets) else {
             return nil
         }
         if let writerCheck, store.slotCount < writerCheck.slots {
-            throw LedgerError(.damaged, "key store \(path)/\(KeyStore.fileName) holds \(store.slotCount) keys where the ledger has used \(writerCheck.slots): it is cut short; restore it from a backup")
+            throw LedgerError(.damaged, KeyStore.cutShort(directory: path, slots: store.slotCount, used: writerCheck.slots))
         }
         try store.checkLedgerKey(writable: !options.readOnly, secrets: options.secrets)
         return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets, use: use)

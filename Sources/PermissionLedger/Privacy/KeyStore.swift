@@ -21,7 +21,7 @@ internal import Darwin
 /// The key check (bytes 24 to 51) is AES-256-GCM's nonce and tag of nothing, sealed under the ledger's key with
 /// `PermissionLedger key check` and the store's name as additional data: it tells a wrong ledger key even when
 /// every slot is destroyed. A store made before it had one holds zeros there, until a writer that opened one of its
-/// keys writes it (``checkLedgerKey()``).
+/// keys writes it (``checkLedgerKey(writable:secrets:)``).
 package final class KeyStore: @unchecked Sendable {
     /// The file's name in the ledger's directory.
     package static let fileName = "data-keys"
@@ -102,18 +102,23 @@ package final class KeyStore: @unchecked Sendable {
     static func problem(directory: String, slotsInUse: UInt64) -> String? {
         let path = directory + "/" + fileName
         do throws(OwnerOnlyFile.Problem) {
-            guard let fd = try OwnerOnlyFile.openExisting(path, writable: false) else {
-                return "key store \(path) is missing, and the ledger holds keys kept in it: its personal fields cannot be read; restore it from a backup"
-            }
+            guard let fd = try OwnerOnlyFile.openExisting(path, writable: false) else { return missing(directory: directory) }
             defer { close(fd) }
             let (_, slots) = try readHeader(fd, path: path)
-            guard slots >= slotsInUse else {
-                return "key store \(path) holds \(slots) keys where the ledger has used \(slotsInUse): it is cut short; restore it from a backup"
-            }
-            return nil
+            return slots < slotsInUse ? cutShort(directory: directory, slots: slots, used: slotsInUse) : nil
         } catch {
             return "key store \(error.description)"
         }
+    }
+
+    /// What is wrong when the key store of the ledger directory at `directory` is missing, where the ledger keeps keys.
+    static func missing(directory: String) -> String {
+        "key store \(directory)/\(fileName) is missing, and the ledger holds keys kept in it: restore it from a backup (a new one would leave every sealed field unreadable)"
+    }
+
+    /// What is wrong when that key store holds fewer slots than the ledger recorded using.
+    static func cutShort(directory: String, slots: UInt64, used: UInt64) -> String {
+        "key store \(directory)/\(fileName) holds \(slots) keys where the ledger has used \(used): it is cut short; restore it from a backup"
     }
 
     /// The key check of a store named `storeID` under `ledgerKey`: a nonce (12 bytes) and the tag (16) of nothing.
