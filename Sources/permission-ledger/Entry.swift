@@ -72,23 +72,35 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         }
     }
 
-    /// What is wrong with the first argument that is not valid UTF-8, which `CommandLine.arguments` would have
-    /// repaired silently (each bad byte made U+FFFD), so that a reference or a subject would be recorded other
-    /// than given, and a file name would name another file. The argument itself is not shown: it may be personal.
+    /// What is wrong with the first argument, or value of one of the tool's environment variables
+    /// (`PERMISSION_LEDGER…`), that is not valid UTF-8, which `CommandLine.arguments` and `ProcessInfo` would have
+    /// repaired silently (each bad byte made U+FFFD): a reference or a subject would be recorded other than given,
+    /// and a file name would name another file. The value itself is not shown: it may be personal.
     private static func argumentNotUTF8() -> String? {
+        func isUTF8(_ pointer: UnsafePointer<CChar>) -> Bool {
+            String(validating: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)),
+                   as: UTF8.self) != nil
+        }
         let argv = CommandLine.unsafeArgv
         for index in 1..<Int(CommandLine.argc) {
-            guard let pointer = argv[index] else { continue }
+            guard let pointer = argv[index], !isUTF8(pointer) else { continue }
+            // --option=VALUE names its option.
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
-            // --option=VALUE, or --option VALUE: the option is named.
             if bytes.starts(with: Array("--".utf8)), let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
                let option = String(validating: bytes[..<equals], as: UTF8.self) {
                 return "the value of \(option) is not valid UTF-8 text"
             }
             let previous = CommandLine.arguments[index - 1]
-            if index > 1, previous.hasPrefix("--") { return "the value of \(previous) is not valid UTF-8 text" }
-            return "argument \(index) is not valid UTF-8 text"
+            let after = index > 1 && previous.hasPrefix("-") && previous != "--" ? " (after \(previous))" : ""
+            return "argument \(index)\(after) is not valid UTF-8 text"
+        }
+        var variable = environ
+        while let entry = variable.pointee {
+            defer { variable += 1 }
+            let text = UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry))
+            guard text.starts(with: Array("PERMISSION_LEDGER".utf8)), !isUTF8(entry),
+                  let equals = text.firstIndex(of: UInt8(ascii: "=")), let name = String(validating: text[..<equals], as: UTF8.self) else { continue }
+            return "the value of \(name) is not valid UTF-8 text"
         }
         return nil
     }

@@ -32,15 +32,28 @@ struct UsageTests {
     /// An argument that is not UTF-8 would be repaired into another value (U+FFFD for each bad byte) and recorded,
     /// or name another file: it is wrong usage, naming the option, not the argument, which may be personal.
     @Test("an argument that is not valid UTF-8 is wrong usage naming its option, and nothing is written", arguments: [
-        (["--reference", "BAD"], "the value of --reference"),
+        (["--reference", "BAD"], "argument 9 (after --reference)"),
         (["--reference=BAD"], "the value of --reference"),
         (["BAD"], "argument 8"),
+        (["--", "BAD"], "argument 9"),
     ])
     func argumentNotUTF8(_ extra: [String], _ named: String) throws {
+        try Self.expectNotUTF8(extra, named)
+    }
+
+    @Test("a variable of the tool's whose value is not valid UTF-8 is wrong usage naming it", arguments: [
+        "PERMISSION_LEDGER", "PERMISSION_LEDGER_KEY_FILE",
+    ])
+    func variableNotUTF8(_ variable: String) throws {
+        try Self.expectNotUTF8([], "the value of \(variable)", variable: variable)
+    }
+
+    static func expectNotUTF8(_ extra: [String], _ named: String, variable: String? = nil) throws {
         try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
             let before = try sandbox.run(["export", "--ledger", ledger]).out
             // The shell puts the byte 0xFF where the arguments say BAD: a Swift string cannot hold it.
-            let script = #"bad=$(printf '\377'); set -- "$@" "# + extra.map { "\"" + $0.replacingOccurrences(of: "BAD", with: "$bad") + "\"" }.joined(separator: " ")
+            let exported = variable.map { #"export \#($0)="$PWD/x$bad"; "# } ?? ""
+            let script = #"bad=$(printf '\377'); "# + exported + #"set -- "$@" "# + extra.map { "\"" + $0.replacingOccurrences(of: "BAD", with: "$bad") + "\"" }.joined(separator: " ")
                 + #"; exec "$0" "$@""#
             let result = try sandbox.run(["erase", "--ledger", ledger, "--subject", "kid-ben", "--basis", "other"],
                                          launcher: ["/bin/sh", "-c", script])
