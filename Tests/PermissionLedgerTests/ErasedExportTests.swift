@@ -12,6 +12,15 @@ struct ErasedExportTests {
         try ledger.exportText().split(separator: "\n").map(String.init)
     }
 
+    /// The export of fixture `name` imported into a ledger in `directory`, closed afterwards, line by line.
+    static func exportLines(ofFixture name: String, in directory: String) async throws -> [String] {
+        let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+        try await ledger.importFixture(name)
+        let lines = try Self.lines(ledger)
+        await ledger.close()
+        return lines
+    }
+
     /// Imports `lines` into a new ledger at `path` and returns its export and digest.
     static func roundTrip(_ lines: [String], at path: String) async throws -> (export: [String], digest: String) {
         let copy = try Ledger(path: path, options: .seeded("another seed"))
@@ -119,10 +128,7 @@ struct ErasedExportTests {
     /// `import` appends) and alone, each by its index, and nothing is written. With its erasure, it imports.
     @Test func anExportCutShortBeforeItsErasureIsRejected() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
-            try await ledger.importFixture("erasure.jsonl")
-            let lines = try Self.lines(ledger)
-            await ledger.close()
+            let lines = try await Self.exportLines(ofFixture: "erasure.jsonl", in: directory)
             let erasure = try #require(lines.firstIndex { $0.contains("subject.erased") })
             let cut = Array(lines[..<erasure])
             let erased = cut.indices.filter { cut[$0].contains("\"commitment\"") }
@@ -152,10 +158,7 @@ struct ErasedExportTests {
     /// An erased event names the erasure that erased it; one that names another is rejected.
     @Test func anErasedEventNamingAnotherErasureIsRejected() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
-            try await ledger.importFixture("erasure.jsonl")
-            var lines = try Self.lines(ledger)
-            await ledger.close()
+            var lines = try await Self.exportLines(ofFixture: "erasure.jsonl", in: directory)
             // kid-ava's events are erased by seq 8; seq 12 erases kid-ben's.
             #expect(lines[0].contains(#""erased":{"seq":8,"#))
             lines[0] = lines[0].replacing(#""erased":{"seq":8,"#, with: #""erased":{"seq":12,"#)
@@ -171,10 +174,7 @@ struct ErasedExportTests {
     /// many events of its subject name the right one before and after it.
     @Test func anErasedEventNamingAnotherBasisIsRejectedAlone() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
-            try await ledger.importFixture("erasure.jsonl")
-            let lines = try Self.lines(ledger)
-            await ledger.close()
+            let lines = try await Self.exportLines(ofFixture: "erasure.jsonl", in: directory)
             let erased = lines.indices.filter { lines[$0].contains(#""erased":{"seq":8,"basis":"guardianRequest"}"#) }
             #expect(erased.count >= 3)
             for wrong in [erased[0], erased[1], erased.last!] {
@@ -220,10 +220,7 @@ struct ErasedExportTests {
     /// stops the reading when reached).
     @Test func erasedEventsRejectedAtTheEndKeepTheirPlaceAmongTheFirstRejections() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
-            try await ledger.importFixture("erasure.jsonl")
-            let lines = try Self.lines(ledger)
-            await ledger.close()
+            let lines = try await Self.exportLines(ofFixture: "erasure.jsonl", in: directory)
             let cut = Array(lines[..<(try #require(lines.firstIndex { $0.contains("subject.erased") }))])
             let erased = cut.indices.filter { cut[$0].contains("\"commitment\"") }
             let late = (0..<4).map { JSONLine.expired("late-\($0)", question: "6A3F1C2E-0000-4000-8000-0000000009\(String(format: "%02d", $0))", at: "23:00:00", recorded: "23:00:00") }
