@@ -35,7 +35,7 @@ struct PermissionLedgerTool: AsyncParsableCommand {
             printError("usage: a command is missing; one of \(commands) (see permission-ledger --help)")
             Foundation.exit(2)
         }
-        if let problem = argumentNotUTF8() {
+        if let problem = inputNotUTF8() {
             printError("usage: \(problem) (see permission-ledger --help)")
             Foundation.exit(2)
         }
@@ -76,18 +76,18 @@ struct PermissionLedgerTool: AsyncParsableCommand {
     /// (`PERMISSION_LEDGER…`), that is not valid UTF-8, which `CommandLine.arguments` and `ProcessInfo` would have
     /// repaired silently (each bad byte made U+FFFD): a reference or a subject would be recorded other than given,
     /// and a file name would name another file. The value itself is not shown: it may be personal.
-    private static func argumentNotUTF8() -> String? {
-        func isUTF8(_ pointer: UnsafePointer<CChar>) -> Bool {
-            String(validating: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)),
-                   as: UTF8.self) != nil
+    private static func inputNotUTF8() -> String? {
+        func bytes(_ pointer: UnsafePointer<CChar>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
         }
         let argv = CommandLine.unsafeArgv
         for index in 1..<Int(CommandLine.argc) {
-            guard let pointer = argv[index], !isUTF8(pointer) else { continue }
+            guard let pointer = argv[index] else { continue }
+            let argument = bytes(pointer)
+            guard String(validating: argument, as: UTF8.self) == nil else { continue }
             // --option=VALUE names its option.
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-            if bytes.starts(with: Array("--".utf8)), let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
-               let option = String(validating: bytes[..<equals], as: UTF8.self) {
+            if argument.starts(with: Array("--".utf8)), let equals = argument.firstIndex(of: UInt8(ascii: "=")),
+               let option = String(validating: argument[..<equals], as: UTF8.self) {
                 return "the value of \(option) is not valid UTF-8 text"
             }
             let previous = CommandLine.arguments[index - 1]
@@ -97,8 +97,8 @@ struct PermissionLedgerTool: AsyncParsableCommand {
         var variable = environ
         while let entry = variable.pointee {
             defer { variable += 1 }
-            let text = UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry))
-            guard text.starts(with: Array("PERMISSION_LEDGER".utf8)), !isUTF8(entry),
+            let text = bytes(entry)
+            guard text.starts(with: Array("PERMISSION_LEDGER".utf8)), String(validating: text, as: UTF8.self) == nil,
                   let equals = text.firstIndex(of: UInt8(ascii: "=")), let name = String(validating: text[..<equals], as: UTF8.self) else { continue }
             return "the value of \(name) is not valid UTF-8 text"
         }
