@@ -87,6 +87,7 @@ enum CheckingProcess {
                 switch remedy {
                 case .verify(let path): line["verify"] = path
                 case .rebuildProjections(let path): line["rebuildProjections"] = path
+                case .readAgain: line["readAgain"] = true
                 }
             }
         }
@@ -325,6 +326,7 @@ enum CheckingProcess {
                 let remedy: LedgerError.Remedy? =
                     if let path = object["verify"] as? String { .verify(path: path) }
                     else if let path = object["rebuildProjections"] as? String { .rebuildProjections(path: path) }
+                    else if object["readAgain"] as? Bool == true { .readAgain }
                     else { nil }
                 return .failure(kind: kind, message: object["message"] as? String ?? "", seq: number("seq"), remedy: remedy)
             }

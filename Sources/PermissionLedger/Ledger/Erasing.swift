@@ -51,7 +51,7 @@ extension Ledger {
     /// The subject's events recorded before `before` (all when `nil`) whose personal fields are readable, by seq,
     /// with how many personal values each holds.
     func readableFields(subject: String, before: Timestamp?) throws -> [UInt64: Int] {
-        try read { view in
+        try read(retries: Self.readRetries) { view in
             var fields: [UInt64: Int] = [:]
             try view.history(subject: subject, toSeq: view.head.seq) { recorded in
                 let event = recorded.event
@@ -65,7 +65,7 @@ extension Ledger {
 
     /// The seqs of the subject's events that the erasure at `seq` erased.
     private func erasedSeqs(subject: String, by seq: UInt64) throws -> [UInt64] {
-        try read { view in
+        try read(retries: Self.readRetries) { view in
             var seqs: [UInt64] = []
             try view.history(subject: subject, toSeq: seq - 1) { recorded in
                 if recorded.event.erased?.seq == seq { seqs.append(recorded.seq) }

@@ -540,6 +540,32 @@ public final class Ledger: Sendable {
         }
     }
 
+    /// ``read(asOf:_:)``, called again on a newer snapshot, up to `retries` times, when an erasure recorded while
+    /// `body` ran destroyed a key it needed (``LedgerError/Remedy/readAgain``): the next read sees the erasure, and
+    /// answers with the erased values marked as such. For a `body` that does nothing but return what it read: one
+    /// that writes out as it reads (an export) would write its first part twice.
+    ///
+    /// An erasure overwrites its keys as soon as it commits, so that none stays readable once it returns; a read
+    /// that began before it still sees the events it erases as they were, and cannot open them.
+    ///
+    /// - Throws: what ``read(asOf:_:)`` throws; ``LedgerError`` with the remedy
+    ///   ``LedgerError/Remedy/readAgain`` when erasures kept coming through `retries + 1` reads.
+    public func read<T>(asOf: AsOf = .now, retries: Int, _ body: (LedgerView) throws -> T) throws -> T {
+        var retriesLeft = retries
+        while true {
+            do {
+                return try read(asOf: asOf, body)
+            } catch let error as LedgerError where error.remedy == .readAgain && retriesLeft > 0 {
+                retriesLeft -= 1
+            }
+        }
+    }
+
+    /// How many times the engine's own queries (``SubjectLedger``'s, ``digest(asOf:)``, ``AuditReport``) read again
+    /// after an erasure recorded while they read (``read(asOf:retries:_:)``): each erasure that meets a read costs
+    /// it one, and a retention run records its erasures one subject after another.
+    public static let readRetries = 3
+
     /// The log's head: O(log n), a few page reads, on the calling thread.
     public func head() throws -> LogHead {
         try read { $0.head }
@@ -594,6 +620,6 @@ public final class Ledger: Sendable {
     /// ``digest(asOf:)`` on the calling thread, for the tool and tests.
     package func digest(asOf: AsOf? = nil) throws -> String {
         let point = try asOf ?? .seq(head().seq)
-        return try read(asOf: point) { try $0.digest() }
+        return try read(asOf: point, retries: Self.readRetries) { try $0.digest() }
     }
 }

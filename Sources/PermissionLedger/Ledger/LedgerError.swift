@@ -36,11 +36,15 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Rebuild the derived tables of the ledger at `path` from its log with
         /// ``Ledger/rebuildProjections(path:progress:)``: an older PermissionLedger made them. The log is unchanged.
         case rebuildProjections(path: String)
+        /// Read again: an erasure recorded while the read was going on destroyed a key it needed, and a read
+        /// begun after it sees the erasure. ``Ledger/read(asOf:retries:_:)`` reads again by itself.
+        case readAgain
 
         /// The remedy in terms of this API.
         public var description: String {
             switch self {
             case .verify: "check the ledger with Ledger.verify(path:)"
+            case .readAgain: "read again"
             case .rebuildProjections:
                 "rebuild them once with Ledger.rebuildProjections(path:) (the log itself is unchanged)"
             }

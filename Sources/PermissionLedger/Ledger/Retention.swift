@@ -48,8 +48,7 @@ extension Ledger {
         var summary = RetentionSummary(before: before, dryRun: dryRun, erasures: [])
         for subject in try read({ try $0.subjects() }) {
             try cancellation?.check()
-            // Read again once: another process's erasure recorded meanwhile makes a read that began before it fail.
-            let readable = try (try? readableFields(subject: subject, before: before)) ?? readableFields(subject: subject, before: before)
+            let readable = try readableFields(subject: subject, before: before)
             guard !readable.isEmpty else { continue }
             if dryRun {
                 summary.erasures.append(ErasureSummary(

@@ -22,13 +22,13 @@ extension Ledger {
     /// `question(_:asOf:)` and `questions(state:asOf:)` on ``SubjectLedger`` (for its subject), and the same without `asOf:` on a ``LedgerView``, which is
     /// already as of a point.
     public func question(_ id: UUID, asOf: AsOf = .now) async throws -> QuestionStatus? {
-        try read(asOf: asOf) { try $0.question(id) }
+        try read(asOf: asOf, retries: Ledger.readRetries) { try $0.question(id) }
     }
 
     /// The questions as of a point (every subject's, or one's), ordered by `askedAt` then id, optionally only
     /// those in `state`.
     public func questions(subject: String? = nil, state: QuestionState? = nil, asOf: AsOf = .now) async throws -> [QuestionStatus] {
-        try read(asOf: asOf) { try $0.questions(subject: subject, state: state) }
+        try read(asOf: asOf, retries: Ledger.readRetries) { try $0.questions(subject: subject, state: state) }
     }
 }
 
@@ -146,7 +146,7 @@ public struct SubjectLedger: Sendable {
 
     /// The `seq` of the stored event with id `id` when it is this subject's and has this payload.
     private func earlierRecord(_ payload: PermissionEvent.Payload, id: String) throws -> UInt64? {
-        try ledger.read { view in
+        try ledger.read(retries: Ledger.readRetries) { view in
             guard let stored = try view.txn.event(ledger.tables, id: id) else { return nil }
             return stored.subject == subject && stored.payload == payload ? stored.seq : nil
         }
@@ -160,20 +160,20 @@ public struct SubjectLedger: Sendable {
     /// Whether the child may talk to `handle` as of a point: PermissionKit's
     /// `CommunicationLimits.isKnownHandle(_:)`, asked of the ledger.
     public func isKnownHandle(_ handle: CommunicationHandle, asOf: AsOf = .now) async throws -> Bool {
-        try ledger.read(asOf: asOf) { try $0.isKnownHandle(handle, subject: subject) }
+        try ledger.read(asOf: asOf, retries: Ledger.readRetries) { try $0.isKnownHandle(handle, subject: subject) }
     }
 
     /// The members of `handles` the child may talk to as of a point: PermissionKit's
     /// `CommunicationLimits.knownHandles(in:)`, asked of the ledger.
     public func knownHandles(in handles: Set<CommunicationHandle>, asOf: AsOf = .now) async throws -> Set<CommunicationHandle> {
-        try ledger.read(asOf: asOf) { view in
+        try ledger.read(asOf: asOf, retries: Ledger.readRetries) { view in
             try handles.filter { try view.isKnownHandle($0, subject: subject) }
         }
     }
 
     /// Every handle the child may talk to as of a point, with since when, until when and on whose answer.
     public func knownHandles(asOf: AsOf = .now) async throws -> [KnownHandle] {
-        try ledger.read(asOf: asOf) { try $0.knownHandles(subject: subject) }
+        try ledger.read(asOf: asOf, retries: Ledger.readRetries) { try $0.knownHandles(subject: subject) }
     }
 
     // MARK: Queries (questions and permissions)
@@ -186,12 +186,12 @@ public struct SubjectLedger: Sendable {
 
     /// The child's questions as of a point, ordered by `askedAt` then id, optionally only those in `state`.
     public func questions(state: QuestionState? = nil, asOf: AsOf = .now) async throws -> [QuestionStatus] {
-        try ledger.read(asOf: asOf) { try $0.questions(subject: subject, state: state) }
+        try ledger.read(asOf: asOf, retries: Ledger.readRetries) { try $0.questions(subject: subject, state: state) }
     }
 
     /// The latest state of each of the subject's system permissions as of a point.
     public func permissions(asOf: AsOf = .now) async throws -> [PermissionStatus] {
-        try ledger.read(asOf: asOf) { try $0.permissions(subject: subject) }
+        try ledger.read(asOf: asOf, retries: Ledger.readRetries) { try $0.permissions(subject: subject) }
     }
 
     /// The state of one system permission as of a point, or `nil` when none was recorded by then.

@@ -57,7 +57,7 @@ public struct AuditReport: Hashable, Sendable {
         ledger: Ledger, subject: String, period: ReportPeriod = .everything, asOf: AsOf = .now,
         signer: CheckpointSigner? = nil, verification: VerificationReport? = nil
     ) throws {
-        self = try ledger.read(asOf: asOf) { view in
+        self = try ledger.read(asOf: asOf, retries: Ledger.readRetries) { view in
             try AuditReport(view: view, subject: subject, period: period, signer: signer, verification: verification)
         }
     }

@@ -69,8 +69,8 @@ func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTr
 /// meets an erasure recorded after it began"):
 /// - an event an erasure with a cut keeps readable is read from the newest snapshot, under the key of its own that
 ///   erasure gave it (its chained part, which the chain hash covers, is the same in both);
-/// - an event the erasure covers cannot be read as it was when this read began: ``LedgerError/Kind/storage``, to
-///   read again, rather than the event erased by an erasure this read's log does not hold, which an export would
+/// - an event the erasure covers cannot be read as it was when this read began: ``LedgerError/Kind/storage``, with
+///   the remedy ``LedgerError/Remedy/readAgain``, rather than the event erased by an erasure this read's log does not hold, which an export would
 ///   carry into a file that no import takes.
 ///
 /// `nil` when the newest snapshot does not explain it either (the key is missing: damage), for a write transaction's
@@ -83,8 +83,8 @@ private func readAfterAnErasure(seq: UInt64, txn: ReadTransaction, tables: Table
             let owner = try SealedRecord.owner(record.chained)
             if let mark = try KeyRing.erasure(newest, tables, subject: owner.subject, seq: seq, recordedAt: owner.recordedAt) {
                 throw LedgerError(
-                    .storage, "its personal fields were erased by seq \(mark.seq), recorded while this read was going on; read again",
-                    seq: seq)
+                    .storage, "its personal fields were erased by seq \(mark.seq), recorded while this read was going on",
+                    seq: seq, remedy: .readAgain)
             }
             return try openedSealedEvent(record, seq: seq, txn: newest, tables: tables, salted: salted)
         }

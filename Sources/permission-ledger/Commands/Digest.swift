@@ -23,7 +23,7 @@ struct Digest: ParsableCommand {
         let result: (String, AsOfPoint)
         do {
             let resolved = try point ?? .seq(opened.head().seq)
-            result = try opened.read(asOf: resolved) { (try $0.digest(), $0.point) }
+            result = try opened.read(asOf: resolved, retries: Ledger.readRetries) { (try $0.digest(), $0.point) }
         } catch {
             throw ToolFailure(error)
         }

@@ -160,10 +160,12 @@ func parseChoice<E: RawRepresentable & CaseIterable>(_ text: String, option: Str
     return value
 }
 
-/// Runs a read against the ledger, mapping its errors to exit codes.
+/// Runs a read against the ledger, mapping its errors to exit codes. `body` only returns what it read (the command
+/// writes it out afterwards), so it is run again, up to ``Ledger/readRetries`` times, when an erasure recorded
+/// while it read destroyed a key it needed (another process's `erase` or `retain`).
 func reading<T>(_ ledger: Ledger, asOf: AsOf?, _ body: (LedgerView) throws -> T) throws -> T {
     do {
-        return try ledger.read(asOf: asOf ?? .now, body)
+        return try ledger.read(asOf: asOf ?? .now, retries: Ledger.readRetries, body)
     } catch {
         throw ToolFailure(error)
     }

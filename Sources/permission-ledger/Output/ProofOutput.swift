@@ -18,7 +18,7 @@ func signedProof<Proof>(
     let opened = try ledger.openForReading()
     do {
         let signed = try opened.checkpoint(asOf: try point ?? .seq(opened.head().seq), signer: signer)
-        return (try opened.read(asOf: .seq(signed.checkpoint.size), prove), signed)
+        return (try opened.read(asOf: .seq(signed.checkpoint.size), retries: Ledger.readRetries, prove), signed)
     } catch {
         throw ToolFailure(error)
     }

@@ -80,6 +80,7 @@ extension LedgerError.Remedy {
     var toolDescription: String {
         switch self {
         case .verify: "run `permission-ledger verify`"
+        case .readAgain: "run the command again"
         case .rebuildProjections(let path):
             "rebuild them once with 'permission-ledger rebuild --ledger \(path)' (the log itself is unchanged)"
         }
