@@ -51,6 +51,32 @@ struct HandleDirectoryTests {
         }
     }
 
+    /// A handle asked about again is matched from the tokens asked for lately, by the lookup key that made them: the
+    /// same handle of two subjects has two tokens, a full memo starts again, and an erasure is seen at once.
+    @Test func aHandleAskedAgainIsMatchedUnderItsOwnSubjectsKey() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded("recent tokens"))
+            let shared = Self.phone(1), onlyBen = Self.phone(2)
+            try await ledger.append(json:
+                JSONLine.observed("o1", checked: [shared], known: [shared], at: "09:00:00", recorded: "09:00:01"),
+                JSONLine.observed("o2", subject: "kid-ben", checked: [shared, onlyBen], known: [shared, onlyBen], at: "09:01:00", recorded: "09:01:01"))
+            func known(_ handle: (String, String), _ subject: String) throws -> Bool {
+                try ledger.read { try $0.isKnownHandle(CommunicationHandle(value: handle.0, kind: .phoneNumber), subject: subject) }
+            }
+            for _ in 0..<2 {
+                #expect(try known(shared, "kid-ava") && known(shared, "kid-ben"))
+                #expect(try !known(onlyBen, "kid-ava") && known(onlyBen, "kid-ben"))
+            }
+            // More handles asked than the memo keeps: the answers stay the same.
+            for n in 10..<(10 + KeyRing.recentTokensLimit + 10) { #expect(try !known(Self.phone(n), "kid-ava")) }
+            #expect(try known(shared, "kid-ava") && known(onlyBen, "kid-ben"))
+            // An erased handle is not matched by value, asked before or not.
+            _ = try await ledger.erase(subject: "kid-ben", Erasure(basis: .guardianRequest), occurredAt: try Timestamp(rfc3339: "2026-11-20T10:00:00Z"))
+            #expect(try !known(shared, "kid-ben") && !known(onlyBen, "kid-ben"))
+            #expect(try known(shared, "kid-ava"))
+        }
+    }
+
     @Test func anErasureBeforeATimeKeepsTheValuesThatLaterEventsHoldAndNoOther() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"

@@ -115,7 +115,7 @@ struct HandleValues {
     func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle? {
         guard holdsTokens else { return handle }
         guard let keyRing = tables.keyRing else { throw tables.keyUnavailable }
-        if let hasher = try keyRing.tokenHasher(txn, tables, subject: subject) { return hasher.tokenHandle(handle) }
+        if let token = try keyRing.tokenHandle(of: handle, txn, tables, subject: subject) { return token }
         // No lookup key: the subject's was destroyed by an erasure, or it never stored a handle. A subject with
         // handle rows and no lookup key entry at all is damage, not an answer.
         let prefix = Keys.subjectPrefix(subject)

@@ -35,6 +35,16 @@ final class KeyRing: @unchecked Sendable {
     /// same bytes and the key is not destroyed, which a reader checks first. At most ``openedValuesLimit`` subjects.
     private var openedValues: [String: (slot: UInt64, chunks: [[UInt8]], values: HandleValueIndex)] = [:]
     static let openedValuesLimit = 1024
+    /// The token handles that queries asked for lately (``tokenHandle(of:_:_:subject:)``), by the slot of the lookup
+    /// key that made them: a handle asked about again (each message of a conversation asks whether its sender is
+    /// known) costs a dictionary lookup instead of a keyed hash. At most ``recentTokensLimit``, all forgotten when
+    /// full, and a slot's when its key is destroyed.
+    private var recentTokens: [RecentToken: CommunicationHandle] = [:]
+    static let recentTokensLimit = 4096
+    private struct RecentToken: Hashable {
+        let slot: UInt64
+        let handle: CommunicationHandle
+    }
     private var unsynced = false
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
     /// for what another process's crash may have left.
@@ -102,6 +112,7 @@ final class KeyRing: @unchecked Sendable {
                 tokenHashers.removeValue(forKey: slot)
             }
             openedValues = openedValues.filter { !destroyed.contains($0.value.slot) }
+            recentTokens = recentTokens.filter { !destroyed.contains($0.key.slot) }
         }
     }
 
@@ -177,10 +188,20 @@ final class KeyRing: @unchecked Sendable {
         return destroyed ? nil : try key(slot: slot)
     }
 
-    /// The token hash of `subject`'s handles, from its latest lookup key: `nil` when the subject has none.
-    func tokenHasher(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> TokenHasher? {
+    /// `handle` as the tables of `subject` hold it: its token handle (``TokenHasher/tokenHandle(_:)``) under the
+    /// subject's latest lookup key, as `txn` sees it; `nil` when the subject has none, or its key is destroyed.
+    func tokenHandle(of handle: CommunicationHandle, _ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> CommunicationHandle? {
         guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max) else { return nil }
-        return try tokenHasher(lookupSlot: slot)
+        let recent = RecentToken(slot: slot, handle: handle)
+        if let token = lock.withLock({ recentTokens[recent] }) { return token }
+        guard let token = try tokenHasher(lookupSlot: slot)?.tokenHandle(handle) else { return nil }
+        lock.withLock {
+            // Not when an erasure destroyed the key meanwhile (``forget(_:)`` dropped its hasher).
+            guard tokenHashers[slot] != nil else { return }
+            if recentTokens.count >= Self.recentTokensLimit { recentTokens.removeAll(keepingCapacity: true) }
+            recentTokens[recent] = token
+        }
+        return token
     }
 
     /// The values that `subject`'s directory held when it was last opened with the key in `slot`, if its chunks
