@@ -185,6 +185,33 @@ struct KeyErasureTests {
         }
     }
 
+    /// A question asked about again is taken from the events opened lately, by the key that opened them: an erasure
+    /// is seen at once, and another subject's questions read as before.
+    @Test(arguments: Ledger.Options.sealedFormats) func aQuestionOpenedBeforeAnErasureReadsErasedAfterIt(format: UInt8) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded(format: format))
+            try await ledger.importFixture("family-day.jsonl")
+            let all = try ledger.read { try $0.questions() }
+            let subject = try #require(all.first?.subject)
+            #expect(all.contains { $0.subject != subject })
+            func statuses() throws -> [QuestionStatus] { try ledger.read { view in try all.map { try #require(try view.question($0.question.id)) } } }
+            let first = try statuses(), again = try statuses()
+            #expect(first == again)
+            #expect(first.allSatisfy { $0.erased == nil } && first.contains { !$0.handles.isEmpty })
+
+            try await ledger.append([try Self.erasure("erase-1", subject: subject, at: "2026-11-21T10:00:00Z")])
+            let erasureSeq = try ledger.head().seq
+            let after = try statuses()
+            for (before, now) in zip(first, after) {
+                if before.subject == subject {
+                    #expect(now.erased?.seq == erasureSeq && now.handles.allSatisfy { $0 == .erased(now.erased!) }, "\(now.question.id)")
+                } else {
+                    #expect(now == before, "\(now.question.id)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: Ledger.Options.sealedFormats) func anErasureCommittedBeforeACrashIsCarriedOutWhenTheLedgerOpens(format: UInt8) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"

@@ -45,6 +45,15 @@ final class KeyRing: @unchecked Sendable {
         let slot: UInt64
         let handle: CommunicationHandle
     }
+    /// The events that point queries opened lately (``openedEvent(seq:slot:)``), by seq and the slot of the key
+    /// that opened them: a question asked about again is not opened again. At most ``openedEventsLimit``, all
+    /// forgotten when full, and a slot's when its key is destroyed.
+    private var openedEvents: [OpenedEvent: PermissionEvent] = [:]
+    static let openedEventsLimit = 1024
+    private struct OpenedEvent: Hashable {
+        let seq: UInt64
+        let slot: UInt64
+    }
     private var unsynced = false
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
     /// for what another process's crash may have left.
@@ -113,6 +122,7 @@ final class KeyRing: @unchecked Sendable {
             }
             openedValues = openedValues.filter { !destroyed.contains($0.value.slot) }
             recentTokens = recentTokens.filter { !destroyed.contains($0.key.slot) }
+            openedEvents = openedEvents.filter { !destroyed.contains($0.key.slot) }
         }
     }
 
@@ -175,17 +185,33 @@ final class KeyRing: @unchecked Sendable {
         try key(slot: try slotForWriting(txn, tables, Self.entry(subject: subject, .values), seq: seq))!
     }
 
-    /// The key that opens `subject`'s event at `seq`: `nil` when it was destroyed (erased) or never made.
-    func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> SymmetricKey? {
+    /// The key that opens `subject`'s event at `seq`, and the slot of the key it comes from: `nil` when it was
+    /// destroyed (erased) or never made.
+    func eventKey(_ txn: ReadTransaction, _ tables: Tables, subject: String, recordedAt: Timestamp, seq: UInt64) throws -> (key: SymmetricKey, slot: UInt64)? {
         if let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .day, day: DataKeys.day(of: recordedAt)), atMost: seq) {
-            return try eventKeys(daySlot: slot)?.key(seq: seq)
+            return try eventKeys(daySlot: slot).map { ($0.key(seq: seq), slot) }
         }
         // The day key is gone: the event may have kept a key of its own.
         guard let keys = tables.keys, let own = try txn.get(keys, key: Keys.versioned(Self.entry(subject: subject, .event), seq)) else {
             return nil
         }
         let (slot, destroyed) = Self.decodeEntryValue(own)
-        return destroyed ? nil : try key(slot: slot)
+        return destroyed ? nil : try key(slot: slot).map { ($0, slot) }
+    }
+
+    /// The event at `seq` as a point query opened it lately with the key from `slot` (without its salt).
+    func openedEvent(seq: UInt64, slot: UInt64) -> PermissionEvent? {
+        lock.withLock { openedEvents[OpenedEvent(seq: seq, slot: slot)] }
+    }
+
+    /// Keeps the event at `seq`, opened with the key from `slot`, for ``openedEvent(seq:slot:)``.
+    func keepOpenedEvent(_ event: PermissionEvent, seq: UInt64, slot: UInt64) {
+        lock.withLock {
+            // Not when an erasure destroyed the key meanwhile (``forget(_:)`` dropped what it gave).
+            guard unwrapped[slot] != nil else { return }
+            if openedEvents.count >= Self.openedEventsLimit { openedEvents.removeAll(keepingCapacity: true) }
+            openedEvents[OpenedEvent(seq: seq, slot: slot)] = event
+        }
     }
 
     /// `handle` as the tables of `subject` hold it: its token handle (``TokenHasher/tokenHandle(_:)``) under the

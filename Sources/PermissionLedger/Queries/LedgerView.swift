@@ -90,7 +90,7 @@ public struct LedgerView {
 
     /// The status of question `id` from its row as of the point, the version written by the event at `versionSeq`.
     private func status(id: UUID, row: QuestionRow, versionSeq: UInt64) throws -> QuestionStatus {
-        guard let asked = try txn.event(tables, seq: row.askedSeq, salted: false), case .questionAsked(let question) = asked.payload else {
+        guard let asked = try txn.event(tables, seq: row.askedSeq, salted: false, kept: true), case .questionAsked(let question) = asked.payload else {
             throw LedgerError(.damaged, "question \(id.uuidString) points at an event that is not its question.asked", seq: row.askedSeq)
         }
         var state = row.state

@@ -18,15 +18,18 @@ func decodeStoredHeader(_ value: UnsafeRawBufferPointer, id: Bool = true) throws
 /// (format 2) is opened with its key, from `tables.keyRing`.
 ///
 /// A query that shows what it reads and hands out no salt passes `salted: false`: the event comes without its
-/// salt, and its fields are not checked against the commitment, which the AEAD's tag covers already.
+/// salt, and its fields are not checked against the commitment, which the AEAD's tag covers already. A point query
+/// that may ask for the same event again passes `kept: true` too (``openedSealedEvent(_:seq:txn:tables:salted:kept:)``).
 ///
 /// - Throws: `.keyUnavailable` when the record is sealed and the ledger was opened without its key.
-func decodeStoredEvent(_ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool = true) throws -> PermissionEvent {
+func decodeStoredEvent(
+    _ value: UnsafeRawBufferPointer, seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool = true, kept: Bool = false
+) throws -> PermissionEvent {
     let stored = try storedParts(value)
     var event: PermissionEvent
     if stored.record.first == SealedRecord.version {
         let record = try SealedRecord.parts(of: stored.record, checkingTrailer: false)
-        if let opened = try openedSealedEvent(record, seq: seq, txn: txn, tables: tables, salted: salted) {
+        if let opened = try openedSealedEvent(record, seq: seq, txn: txn, tables: tables, salted: salted, kept: kept) {
             event = opened
         } else {
             let (envelope, commitment) = try SealedRecord.envelope(record.chained)
@@ -95,15 +98,22 @@ private func readAfterAnErasure(seq: UInt64, txn: ReadTransaction, tables: Table
 
 /// The event of a stored version 2 record with its personal fields, when they are there and their key is at hand:
 /// the common case, read in place and decoded once, with its values. `nil` when the box is empty or gone, or the
-/// ledger has no key ring or no key for the event: ``decodeStoredEvent(_:seq:txn:tables:salted:)`` then says why.
+/// ledger has no key ring or no key for the event: ``decodeStoredEvent(_:seq:txn:tables:salted:kept:)`` then says why.
+///
+/// With `kept`, an event opened lately by another such read (``KeyRing/openedEvent(seq:slot:)``) is taken as it was
+/// opened, and one opened here is kept: for point reads, not scans, and only without the salt.
 private func openedSealedEvent(
     _ record: (chained: UnsafeRawBufferPointer, box: UnsafeRawBufferPointer, tokens: UnsafeRawBufferPointer),
-    seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool
+    seq: UInt64, txn: ReadTransaction, tables: Tables, salted: Bool, kept: Bool = false
 ) throws -> PermissionEvent? {
     guard !record.box.isEmpty, let keyRing = tables.keyRing else { return nil }
     let owner = try SealedRecord.owner(record.chained)
-    guard let key = try keyRing.eventKey(txn, tables, subject: owner.subject, recordedAt: owner.recordedAt, seq: seq) else { return nil }
-    return try SealedRecord.open(chained: record.chained, box: record.box, eventKey: key, salted: salted).event
+    guard let (key, slot) = try keyRing.eventKey(txn, tables, subject: owner.subject, recordedAt: owner.recordedAt, seq: seq) else { return nil }
+    let keeping = kept && !salted
+    if keeping, let event = keyRing.openedEvent(seq: seq, slot: slot) { return event }
+    let event = try SealedRecord.open(chained: record.chained, box: record.box, eventKey: key, salted: salted).event
+    if keeping { keyRing.keepOpenedEvent(event, seq: seq, slot: slot) }
+    return event
 }
 
 /// A stored record read for a replay (a rebuild, `verify`), with no key: the event with its handles as the

@@ -15,12 +15,12 @@ extension ReadTransaction {
         return try event(tables, seq: Keys.decodeSeq(value))
     }
 
-    /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`; with its salt unless `salted` is false
-    /// (``decodeStoredEvent(_:seq:txn:tables:salted:)``).
-    func event(_ tables: Tables, seq: UInt64, salted: Bool = true) throws -> PermissionEvent? {
+    /// The stored event at `seq`, with its `seq`, `recordedAt` and `hash`; with its salt unless `salted` is false,
+    /// and taken from the events point queries opened lately with `kept` (``decodeStoredEvent(_:seq:txn:tables:salted:kept:)``).
+    func event(_ tables: Tables, seq: UInt64, salted: Bool = true, kept: Bool = false) throws -> PermissionEvent? {
         guard let value = try get(tables.events, key: Keys.seq(seq)) else { return nil }
         do {
-            return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables, salted: salted)
+            return try decodeStoredEvent(value, seq: seq, txn: self, tables: tables, salted: salted, kept: kept)
         } catch let error as EventRecord.DecodingError {
             throw LedgerError(.damaged, error.description, seq: seq)
         }
