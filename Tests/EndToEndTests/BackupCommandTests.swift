@@ -111,7 +111,7 @@ struct BackupCommandTests {
 
             let result = try sandbox.run(["backup", "--ledger", ledger, "--out", out])
             #expect(result.status == 2, "\(result)")
-            #expect(result.errorLines == ["usage: --out \(out): already exists; a backup is written into a new directory"], "\(result)")
+            #expect(result.errorLines == ["usage: --out \"\(out)\": already exists; a backup is written into a new directory"], "\(result)")
             #expect(result.out.isEmpty)
             #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["note"])
             #expect(try sandbox.contents(of: sandbox.root) == before)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PermissionLedger
+import PermissionModel
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,8 +30,9 @@ struct Backup: ParsableCommand {
     func run() throws {
         var status = stat()
         if lstat(out, &status) == 0 {
-            throw ToolFailure(.usage, "usage: --out \(out): already exists; a backup is written into a new directory")
+            throw ToolFailure(.usage, "usage: --out \(quoted(out)): already exists; a backup is written into a new directory")
         }
+        try ledger.refuseOutputInsideLedger(out, option: "--out")
         let opened = try ledger.openForReading()
         let head: LogHead
         do {

@@ -31,6 +31,7 @@ struct BundleCommand: ParsableCommand {
     }
 
     func run() throws {
+        try ledger.refuseOutputInsideLedger(out, option: "--out")
         let signer = try signingKey.signer()
         let (opened, point) = try ledger.openForReading(asOf: asOf)
         let summary: AuditBundle.Summary

@@ -52,6 +52,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         let period = ReportPeriod(from: try from.map { try time($0, option: "--from") }, to: try to.map { try time($0, option: "--to") })
+        try ledger.refuseOutputInsideLedger(out, option: "--out")
         let signer = try signingKey.optionalSigner()
         // Without --as-of, a period that ends at --to is reported as the ledger knew it then: what it recorded by
         // that time, its clock at that time (so that what lapsed by then shows as lapsed).
