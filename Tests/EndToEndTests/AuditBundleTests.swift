@@ -70,6 +70,37 @@ struct AuditBundleTests {
         }
     }
 
+    @Test("a file of a bundle that is huge, a FIFO or a device is refused in one line, not read")
+    func plantedFilesAreRefused() throws {
+        try withBundle { sandbox, _, bundle, vkey in
+            let proof = try #require(try FileManager.default.contentsOfDirectory(atPath: bundle + "/events").first { $0.hasSuffix(".proof") })
+            let plants: [(file: String, plant: (String) throws -> Void, says: String)] = [
+                ("checkpoint", { path in
+                    // Sparse: 4 GiB that take no room, which a read of the whole file would try to hold in memory.
+                    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+                    try handle.truncate(atOffset: 4 << 30)
+                    try handle.close()
+                }, "checkpoint: 4294967296 bytes, more than any file of a bundle holds"),
+                ("events/\(proof)", { path in
+                    try FileManager.default.removeItem(atPath: path)
+                    #expect(mkfifo(path, 0o600) == 0)
+                }, "events/\(proof): not a regular file"),
+                ("events/\(proof)", { path in
+                    try FileManager.default.removeItem(atPath: path)
+                    try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/zero")
+                }, "events/\(proof): not a regular file"),
+            ]
+            for (index, (file, plant, says)) in plants.enumerated() {
+                let copy = sandbox.path("planted-\(index)")
+                try FileManager.default.copyItem(atPath: bundle, toPath: copy)
+                try plant(copy + "/" + file)
+                let verified = try sandbox.run(["verify-bundle", copy, "--vkey", vkey], killAfter: 120)
+                #expect(verified.status == 4 && !verified.timedOut, "\(verified)")
+                #expect(verified.errorLines.count == 1 && verified.errorLines.first?.contains(says) == true, "\(verified)")
+            }
+        }
+    }
+
     @Test("after the child is erased, the earlier bundle still verifies, and a new one proves the erased events' places")
     func erasureChangesNoLeaf() throws {
         try withBundle { sandbox, ledger, bundle, vkey in
