@@ -755,6 +755,7 @@ struct WhoApprovedTests {
         ["--handle", ""],
         ["--kind", "custom"],
         ["--handle", "robo_rex", "--as-of", "seq:abc"],
+        ["--handle", "+1 555 010 4477\u{200B}"],
     ])
     func usage(_ options: [String]) throws {
         try withFixtureLedger("handles-observed.jsonl") { sandbox, ledger in
@@ -762,6 +763,10 @@ struct WhoApprovedTests {
             #expect(result.status == 2, "\(result)")
             #expect(result.stdout.isEmpty, "\(result)")
             #expect(result.errorLines.count == 1, "\(result)")
+            // A handle is a personal value: the error does not repeat it (docs/spec/PRIVACY.md).
+            if let index = options.firstIndex(of: "--handle"), !options[index + 1].isEmpty {
+                #expect(!result.err.contains(options[index + 1].prefix(8)), "\(result)")
+            }
         }
     }
 

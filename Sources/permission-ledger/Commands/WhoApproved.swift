@@ -32,7 +32,8 @@ struct WhoApproved: ParsableCommand {
         if let kind { kinds = [try parseChoice(kind, option: "--kind")] }
         let handles = kinds.compactMap { try? CommunicationHandle(value: handle, kind: $0) }
         guard !handles.isEmpty else {
-            var why = "\(quoted(handle)) is not a valid handle of any kind"
+            // Not repeated: a handle is a personal value, and errors hold none (docs/spec/PRIVACY.md).
+            var why = "is not a valid handle of any kind"
             if kinds.count == 1 {
                 do { _ = try CommunicationHandle(value: handle, kind: kinds[0]) } catch { why = error.reason }
             }
