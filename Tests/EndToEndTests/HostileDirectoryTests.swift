@@ -169,6 +169,29 @@ struct HostileDirectoryTests {
         }
     }
 
+    /// A key store with no key check and every slot destroyed is looked at only as far as the slots the ledger used,
+    /// not slot by slot through a planted size of 64 GiB (sparse, taking no room).
+    @Test("a key store planted with no key check and a huge size is not read slot by slot")
+    func hugeKeyStoreWithoutKeyCheck() throws {
+        try withFixtureLedger("decline.jsonl") { sandbox, ledger in
+            let path = ledger + "/data-keys"
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            // The key check (bytes 24 to 52) and every slot, zeroed.
+            bytes.replaceSubrange(24..<52, with: [UInt8](repeating: 0, count: 28))
+            bytes.replaceSubrange(64..<bytes.count, with: [UInt8](repeating: 0, count: bytes.count - 64))
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.truncate(atOffset: 64 + 64 << 30)
+            try handle.close()
+            for command in [["stats"], ["questions"]] {
+                // A safety net against the hang itself, not a timing assertion.
+                let result = try sandbox.run(command + ["--ledger", ledger], killAfter: 120)
+                #expect(!result.timedOut && !result.crashed, "\(command[0]): \(result)")
+                #expect(result.status == 0 || (result.status == 3 && result.errorLines.count == 1), "\(command[0]): \(result)")
+            }
+        }
+    }
+
     @Test("a ledger given through a symbolic link to its directory is read and written as the directory itself")
     func symbolicLinkToTheLedger() throws {
         try withFixtureLedger("decline.jsonl") { sandbox, ledger in

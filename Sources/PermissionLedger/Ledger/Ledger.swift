@@ -337,7 +337,8 @@ public final class Ledger: Sendable {
         if let writerCheck, store.slotCount < writerCheck.slots {
             throw LedgerError(.damaged, KeyStore.cutShort(directory: path, slots: store.slotCount, used: writerCheck.slots))
         }
-        try store.checkLedgerKey(writable: !options.readOnly, secrets: options.secrets)
+        let slotsInUse = try (writerCheck ?? keyStoreInUse(environment)).slots
+        try store.checkLedgerKey(writable: !options.readOnly, secrets: options.secrets, slotsInUse: slotsInUse)
         return KeyRing(ledgerKey: ledgerKey, store: store, secrets: options.secrets, use: use)
     }
 

@@ -21,7 +21,7 @@ internal import Darwin
 /// The key check (bytes 24 to 51) is AES-256-GCM's nonce and tag of nothing, sealed under the ledger's key with
 /// `PermissionLedger key check` and the store's name as additional data: it tells a wrong ledger key even when
 /// every slot is destroyed. A store made before it had one holds zeros there, until a writer that opened one of its
-/// keys writes it (``checkLedgerKey(writable:secrets:)``).
+/// keys writes it (``checkLedgerKey(writable:secrets:slotsInUse:)``).
 package final class KeyStore: @unchecked Sendable {
     /// The file's name in the ledger's directory.
     package static let fileName = "data-keys"
@@ -139,8 +139,12 @@ package final class KeyStore: @unchecked Sendable {
     /// gets its key check. A store whose every slot is destroyed and that has no key check cannot tell, and is
     /// taken as it is.
     ///
+    /// The slots looked at are those the ledger has used (`slotsInUse`, 0 for a ledger that did not record it),
+    /// and at most ``slotsLookedAtForTheKey`` otherwise: a store planted with a key check of zeros and a size of
+    /// terabytes (sparse) is not read slot by slot without end.
+    ///
     /// - Throws: `.damaged` when the key does not open the key check or that slot.
-    func checkLedgerKey(writable: Bool, secrets: SecretSource) throws(LedgerError) {
+    func checkLedgerKey(writable: Bool, secrets: SecretSource, slotsInUse: UInt64) throws(LedgerError) {
         guard keyCheck.allSatisfy({ $0 == 0 }) else {
             do {
                 let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: keyCheck.prefix(12)), ciphertext: Data(), tag: keyCheck.suffix(16))
@@ -150,9 +154,10 @@ package final class KeyStore: @unchecked Sendable {
                 throw LedgerError(.damaged, "key store \(path): does not open with the ledger's key (\(ledgerKey.location)); the key file or the key store is not this ledger's, or is damaged")
             }
         }
+        let slots = min(slotCount, slotsInUse > 0 ? slotsInUse : Self.slotsLookedAtForTheKey)
         var slot: UInt64 = 0
-        while slot < slotCount, try key(slot: slot) == nil { slot += 1 }
-        guard slot < slotCount, writable else { return }
+        while slot < slots, try key(slot: slot) == nil { slot += 1 }
+        guard slot < slots, writable else { return }
         try locked(exclusive: true) { () throws(LedgerError) in
             let check: [UInt8]
             do throws(OwnerOnlyFile.Problem) {
@@ -168,6 +173,10 @@ package final class KeyStore: @unchecked Sendable {
             keyCheck = check
         }
     }
+
+    /// The most slots ``checkLedgerKey(writable:secrets:slotsInUse:)`` looks at for one not destroyed, in a store
+    /// with no key check of a ledger that did not record how many it used.
+    static let slotsLookedAtForTheKey: UInt64 = 1 << 16
 
     /// The number of slots, destroyed ones included.
     package var slotCount: UInt64 {
