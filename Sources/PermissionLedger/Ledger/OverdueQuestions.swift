@@ -19,7 +19,7 @@ extension Ledger {
     @discardableResult
     public func expireOverdueQuestions(now: Timestamp? = nil, limit: Int = 10_000) async throws -> [UUID] {
         let now = now ?? options.clock()
-        let overdue = try read { view in try view.overdueQuestions(now: now, limit: limit) }
+        let overdue = try read(retries: Self.readRetries) { view in try view.overdueQuestions(now: now, limit: limit) }
         return try await withThrowingTaskGroup(of: UUID?.self) { group in
             for (id, subject, expiresAt) in overdue {
                 let event = PermissionEvent(

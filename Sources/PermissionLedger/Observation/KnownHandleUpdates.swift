@@ -48,7 +48,7 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
         public mutating func next() async throws -> Update? {
             guard var events else {
                 let subject = subject
-                let (first, identities) = try ledger.read { view in
+                let (first, identities) = try ledger.read(retries: Ledger.readRetries) { view in
                     let known = try view.knownHandles(subject: subject, identities: true)
                     return (Update(seq: view.head.seq, handles: known.handles), Self.compared(known))
                 }
@@ -64,7 +64,7 @@ public struct KnownHandleUpdates: AsyncSequence, Sendable {
                 default: continue
                 }
                 let subject = subject
-                let known = try ledger.read(asOf: .seq(event.seq)) { try $0.knownHandles(subject: subject, identities: true) }
+                let known = try ledger.read(asOf: .seq(event.seq), retries: Ledger.readRetries) { try $0.knownHandles(subject: subject, identities: true) }
                 let compared = Self.compared(known)
                 guard compared != last else { continue }
                 last = compared

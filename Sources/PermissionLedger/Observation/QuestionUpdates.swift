@@ -45,7 +45,7 @@ public struct QuestionUpdates: AsyncSequence, Sendable {
                 // then shows them erased (``Erasable``), its state unchanged.
                 let erasesIt = event.type == .subjectErased && asked.map { $0.subject == event.subject && !$0.erased } == true
                 guard event.questionID == id || erasesIt else { continue }
-                guard let status = try ledger.read(asOf: .seq(event.seq), { try $0.question(id) }) else { continue }
+                guard let status = try ledger.read(asOf: .seq(event.seq), retries: Ledger.readRetries, { try $0.question(id) }) else { continue }
                 let erased = status.erased != nil
                 if erasesIt && !erased { continue }
                 asked = (status.subject, erased)

@@ -64,7 +64,7 @@ public struct ResponseUpdates: AsyncSequence, Sendable {
         public mutating func next() async throws -> RecordedResponse? {
             while let event = try await events.next() {
                 guard case .questionAnswered(let id, let choiceID, let via) = event.payload else { continue }
-                guard let status = try ledger.read(asOf: .seq(event.seq), { try $0.question(id) }),
+                guard let status = try ledger.read(asOf: .seq(event.seq), retries: Ledger.readRetries, { try $0.question(id) }),
                     let choice = status.question.choice(id: choiceID)
                 else {
                     throw LedgerError(.damaged, "the answer's question or choice is missing", seq: event.seq)

@@ -75,7 +75,7 @@ extension Ledger {
     func page(after seq: UInt64, subject: String?, limit: Int) throws -> (events: [RecordedEvent], through: UInt64, head: UInt64) {
         // Commits of this process still waiting for their flush are not shown yet.
         let limitSeq = watch.visibleLimit
-        return try read { view in
+        return try read(retries: Self.readRetries) { view in
             let end = min(view.head.seq, limitSeq ?? .max)
             var events: [RecordedEvent] = []
             if let subject {

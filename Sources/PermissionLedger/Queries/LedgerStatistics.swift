@@ -99,7 +99,7 @@ extension Ledger {
 
     private func statistics(asOf: AsOf, cancellation: Cancellation?) throws -> LedgerStatistics {
         let sizes = try storageSizes()
-        var statistics = try read(asOf: asOf) { try $0.statistics(sizes: sizes, cancellation: cancellation) }
+        var statistics = try read(asOf: asOf, retries: Self.readRetries) { try $0.statistics(sizes: sizes, cancellation: cancellation) }
         statistics.keyFile = tables.keys == nil ? nil : tables.keyRing?.ledgerKey.location.path ?? tables.keyLocation.path + " (not found)"
         statistics.migratedFrom = try migratedFrom()
         return statistics

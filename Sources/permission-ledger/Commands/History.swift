@@ -30,13 +30,15 @@ struct History: ParsableCommand {
         let toPoint = try to.map { try parseWhen($0, option: "--to") }
         let reference = try question.map(parseQuestion)
         let opened = try ledger.openForReading()
-        var events: [RecordedEvent] = []
-        try reading(opened, asOf: toPoint) { view in
+        // Collected in the read, which is run again after an erasure recorded meanwhile: each run starts afresh.
+        let events = try reading(opened, asOf: toPoint) { view in
             let questionID = try reference?.resolve(in: view)
             let low = try fromPoint.map { try view.firstSeq(from: $0) } ?? 1
+            var events: [RecordedEvent] = []
             try view.history(subject: subject, question: questionID, type: typeFilter, fromSeq: low, toSeq: view.point.seq) {
                 events.append($0)
             }
+            return events
         }
         switch format.resolved {
         case .json:

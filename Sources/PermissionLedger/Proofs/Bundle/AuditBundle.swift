@@ -47,8 +47,10 @@ public enum AuditBundle {
             ("check-proofs.go", Array(BundleChecks.proofs.utf8)),
             ("check-leaves.py", Array(BundleChecks.leaves.utf8)),
         ]
-        var seqs: [UInt64] = []
-        try ledger.read(asOf: .seq(size)) { view in
+        // Collected in the read, which is run again after an erasure recorded meanwhile: each run starts afresh.
+        let (seqs, eventFiles) = try ledger.read(asOf: .seq(size), retries: Ledger.readRetries) { view in
+            var seqs: [UInt64] = []
+            var files: [(name: String, bytes: [UInt8])] = []
             try view.history(subject: subject, toSeq: size) { recorded in
                 let seq = recorded.seq
                 seqs.append(seq)
@@ -56,7 +58,9 @@ public enum AuditBundle {
                 files.append(("events/\(seq).leaf", try view.leafData(seq: seq)))
                 files.append(("events/\(seq).proof", Array(try view.inclusionProof(seq: seq).tlogProof(checkpoint: signed).utf8)))
             }
+            return (seqs, files)
         }
+        files += eventFiles
         guard !seqs.isEmpty else {
             throw LedgerError(.notFound, "the subject \(quotedSubject(subject)) has no event in the tree of \(size) events")
         }
