@@ -14,6 +14,8 @@ extension Ledger {
     ///
     /// - Throws: ``LedgerError``: `.notALedger` when the old ledger is not of format 1, or the new path holds a
     ///   ledger with events; `.damaged` when the old log fails its hash chain (nothing is appended then).
+    ///   ``MigrationRefused`` when today's rules refuse an event of the old log. On any failure, the new directory
+    ///   and key file are removed when the migration made them.
     @discardableResult
     public static func migrate(from oldPath: String, to newPath: String, options: Options = Options()) async throws -> LogHead {
         try await offPool("ledger-migrate") { _ in try migrate(from: oldPath, to: newPath, options: options) }
@@ -41,14 +43,38 @@ extension Ledger {
         } catch {
             throw LedgerError.storage(error, path: oldPath)
         }
-        let ledger = try Ledger(path: newPath, options: options)
-        defer { ledger.closeNow() }
-        guard try ledger.head().seq == 0 else {
-            throw LedgerError(.notALedger, "\(newPath): already holds a ledger with events; migrate into a new directory")
+        // What the migration makes and a failure removes: the new directory, or what it adds to one that was there,
+        // and the key file, when it is new.
+        let keyFile = LedgerKey.Location.of(ledgerPath: newPath, given: options.keyFile).path
+        let keyFileWasThere = FileManager.default.fileExists(atPath: keyFile)
+        let existing = (try? FileManager.default.contentsOfDirectory(atPath: newPath)).map(Set.init)
+        func removeWhatWasMade() {
+            var made = keyFileWasThere ? [] : [keyFile]
+            if let existing {
+                made += ((try? FileManager.default.contentsOfDirectory(atPath: newPath)) ?? []).filter { !existing.contains($0) }.map { newPath + "/" + $0 }
+            } else {
+                made.append(newPath)
+            }
+            for path in made { try? FileManager.default.removeItem(atPath: path) }
         }
-        try ledger.appendSynchronously(events)
-        try ledger.environment.write { txn in
-            try txn.put(ledger.tables.meta, key: Array("migratedFrom".utf8), value: Keys.seq(oldHead.seq) + oldHead.hash.bytes)
+        let ledger = try Ledger(path: newPath, options: options)
+        do {
+            defer { ledger.closeNow() }
+            guard try ledger.head().seq == 0 else {
+                throw LedgerError(.notALedger, "\(newPath): already holds a ledger with events; migrate into a new directory")
+            }
+            do {
+                try ledger.appendSynchronously(events)
+            } catch let rejected as AppendRejected {
+                // The batch is the old log from seq 1 on: an event's place in it is its seq.
+                throw MigrationRefused(oldPath: oldPath, rejections: rejected.rejections.map { (UInt64($0.index + 1), $0.rejection) })
+            }
+            try ledger.environment.write { txn in
+                try txn.put(ledger.tables.meta, key: Array("migratedFrom".utf8), value: Keys.seq(oldHead.seq) + oldHead.hash.bytes)
+            }
+        } catch {
+            removeWhatWasMade()
+            throw error
         }
         return oldHead
     }
@@ -92,5 +118,20 @@ extension Ledger {
                 seq: Keys.decodeSeq(UnsafeRawBufferPointer(rebasing: value[0..<8])),
                 hash: ChainHash(unchecked: [UInt8](copying: UnsafeRawBufferPointer(rebasing: value[8..<40]))), recordedAt: nil)
         }
+    }
+}
+
+/// The old log holds events that today's rules refuse (``Ledger/migrate(from:to:options:)``): nothing was migrated.
+public struct MigrationRefused: Error, Sendable, CustomStringConvertible {
+    /// The old ledger's path.
+    public var oldPath: String
+    /// Each refused event's `seq` in the old log, with the reason; at most the append's limit are listed.
+    public var rejections: [(seq: UInt64, rejection: EventRejection)]
+
+    /// One line: the first refused event, and how many more there are.
+    public var description: String {
+        guard let first = rejections.first else { return "\(oldPath): the old log was refused; nothing was migrated" }
+        let more = rejections.count > 1 ? " (and \(rejections.count - 1) more)" : ""
+        return "\(oldPath): seq \(first.seq): \(first.rejection)\(more); today's rules refuse it, and nothing was migrated"
     }
 }

@@ -58,6 +58,10 @@ struct ToolFailure: Error {
             self.init(.rejected, unresolved.description)
             return
         }
+        if let refused = error as? MigrationRefused {
+            self.init(.rejected, refused.description)
+            return
+        }
         guard let error = error as? LedgerError else {
             self.init(.unreadable, "\(error)")
             return
