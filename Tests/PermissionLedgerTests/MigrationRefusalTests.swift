@@ -4,8 +4,8 @@ import LMDB
 import PermissionModel
 import Testing
 
-/// `migrate` of a format 1 log holding an event that today's rules refuse: one error naming the event's seq, and
-/// nothing left behind of the new ledger.
+/// `migrate` of format 1 logs: events stored before today's text rules are carried over as they were accepted; an
+/// event the rules refuse is one error naming its seq, and nothing is left behind of the new ledger.
 @Suite(.timeLimit(.minutes(10)))
 struct MigrationRefusalTests {
     /// A format 1 ledger as far as its primary data goes (the format version and the log), holding `events`.
@@ -33,8 +33,8 @@ struct MigrationRefusalTests {
             let handle = try CommunicationHandle(value: "+14155550101", kind: .phoneNumber)
             let events = [
                 PermissionEvent(id: "o1", subject: "kid-ava", occurredAt: at, payload: .handlesObserved(checked: [handle], known: [handle])),
-                // A control character in a subject: accepted before the text rules, refused by them today.
-                PermissionEvent(id: "o2", subject: "kid-\u{1B}[31mben", occurredAt: at, payload: .handlesObserved(checked: [handle], known: [])),
+                // An answer to a question never asked: no log the rules kept holds one.
+                PermissionEvent(id: "a1", subject: "kid-ava", occurredAt: at, payload: .questionAnswered(questionID: UUID(), choiceID: "approve", via: .messages)),
             ]
             try Self.formatOneLedger(at: directory + "/old", events)
             var options = Ledger.Options.seeded("migration refused", durable: false)
@@ -58,6 +58,27 @@ struct MigrationRefusalTests {
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/kept") == [])
             #expect(!FileManager.default.fileExists(atPath: directory + "/new.key"))
+        }
+    }
+
+    @Test func eventsStoredBeforeTheTextRulesAreCarriedOverAsTheyWereAccepted() async throws {
+        try await withTemporaryDirectory { directory in
+            let at = try Timestamp(rfc3339: "2026-11-20T09:00:00Z")
+            let handle = try CommunicationHandle(value: "+14155550101", kind: .phoneNumber)
+            // A bidi override (category Cf) in a subject: accepted before the text rules, refused by them for new events.
+            let subject = "kid-\u{202E}neb"
+            try Self.formatOneLedger(at: directory + "/old", [
+                PermissionEvent(id: "o1", subject: subject, occurredAt: at, payload: .handlesObserved(checked: [handle], known: [handle])),
+            ])
+            let oldHead = try await Ledger.migrate(from: directory + "/old", to: directory + "/new", options: .seeded("migration kept", durable: false))
+            #expect(oldHead.seq == 1)
+            let ledger = try Ledger(path: directory + "/new", options: .seeded("migration kept", durable: false))
+            #expect(try ledger.read { try $0.subjects() } == [subject])
+            #expect(try ledger.read { try $0.knownHandles(subject: subject) }.map(\.handle) == [handle])
+            // A new event of that subject meets today's rules.
+            await #expect(throws: AppendRejected.self) {
+                try await ledger.append([PermissionEvent(id: "o2", subject: subject, occurredAt: at, payload: .handlesObserved(checked: [handle], known: []))])
+            }
         }
     }
 }

@@ -453,12 +453,18 @@ public final class Ledger: Sendable {
 
     private struct DryRun: Error { var summary: AppendSummary }
 
+    /// Appends `events` of another ledger's log, in one transaction, under the text rules of stored events: what
+    /// ``migrate(from:to:options:)`` carries over is read as it was accepted.
+    func appendStoredElsewhere(_ events: [PermissionEvent]) throws -> AppendSummary {
+        try writeBatch(events, maxRejections: 100, dryRun: false, storedElsewhere: true)
+    }
+
     private func writeBatch(
-        _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, progress: ((Int) -> Void)? = nil
+        _ events: [PermissionEvent], maxRejections: Int, dryRun: Bool, storedElsewhere: Bool = false, progress: ((Int) -> Void)? = nil
     ) throws -> AppendSummary {
         guard !options.readOnly else { throw LedgerError.readOnly(path: path) }
         if let failure = watch.failure { throw failure }
-        let request = GroupCommitter.Request(events: events, maxRejections: maxRejections) { _ in }
+        let request = GroupCommitter.Request(events: events, maxRejections: maxRejections, storedElsewhere: storedElsewhere) { _ in }
         do {
             let summary = try writerCache.write(environment) { txn, cache in
                 let summary = try GroupCommitter.apply(

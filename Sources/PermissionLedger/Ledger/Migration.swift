@@ -64,7 +64,7 @@ extension Ledger {
                 throw LedgerError(.notALedger, "\(newPath): already holds a ledger with events; migrate into a new directory")
             }
             do {
-                try ledger.appendSynchronously(events)
+                try ledger.appendStoredElsewhere(events)
             } catch let rejected as AppendRejected {
                 // The batch is the old log from seq 1 on: an event's place in it is its seq.
                 throw MigrationRefused(oldPath: oldPath, rejections: rejected.rejections.map { (UInt64($0.index + 1), $0.rejection) })

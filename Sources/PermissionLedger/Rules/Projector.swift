@@ -5,6 +5,9 @@ import PermissionModel
 @_spi(StorageEngine) public struct Projector<Store: ProjectionStore> {
     public let store: Store
     public var head: LogHead
+    /// Whether events appended (not replayed) meet the text rules of events appended from now on (docs/spec/EVENTS.md,
+    /// "Text"); `false` for events carried over from another ledger's log, which meet those of stored events.
+    var checksAppendedText = true
 
     public init(store: Store, head: LogHead) {
         self.store = store
@@ -49,7 +52,7 @@ import PermissionModel
             input = SealedRecord.replacingHandles(of: input) { DataKeys.markedTokenHandle(kind: $0.kind, token: tokens.next()!) }
         }
         // Events made in Swift meet the same rules as those read from JSON Lines.
-        try Self.checkShape(&input, appending: storedRecord == nil, reject: reject)
+        try Self.checkShape(&input, appending: storedRecord == nil && checksAppendedText, reject: reject)
 
         if let existing = try store.seq(ofEventID: input.id) {
             let stored = try store.storedEvent(existing)

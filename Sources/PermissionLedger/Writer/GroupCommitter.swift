@@ -14,6 +14,9 @@ final class GroupCommitter: @unchecked Sendable {
     struct Request {
         var events: [PermissionEvent]
         var maxRejections: Int
+        /// The events come from another ledger's log (a migration): the text rules of stored events apply to
+        /// them, not those of events appended from now on (``Projector/checksAppendedText``).
+        var storedElsewhere = false
         var complete: @Sendable (Result<Ledger.AppendSummary, any Error>) -> Void
     }
 
@@ -266,7 +269,7 @@ final class GroupCommitter: @unchecked Sendable {
         var events = request.events.makeIterator()
         let head = try apply(
             { events.next() }, store: store, head: head, clock: clock, maxRejections: request.maxRejections,
-            progress: progress, outcome: { outcomes.append($0) })
+            storedElsewhere: request.storedElsewhere, progress: progress, outcome: { outcomes.append($0) })
         return Ledger.AppendSummary(outcomes: outcomes, head: head)
     }
 
@@ -289,10 +292,11 @@ final class GroupCommitter: @unchecked Sendable {
     /// groups are one per erasure they name).
     static func apply(
         _ next: () throws -> PermissionEvent?, store: LMDBStore, head: LogHead, clock: () -> Timestamp,
-        maxRejections: Int, progress: ((Int) -> Void)? = nil,
+        maxRejections: Int, storedElsewhere: Bool = false, progress: ((Int) -> Void)? = nil,
         outcome: (AppendOutcome) -> Void, rejected: (Int, EventRejection) -> Void = { _, _ in }
     ) throws -> LogHead {
         var projector = Projector(store: store, head: head)
+        projector.checksAppendedText = !storedElsewhere
         var rejections: [(index: Int, rejection: EventRejection)] = []
         var awaited = AwaitedErasures(indexLimit: maxRejections)
         var index = 0
