@@ -212,21 +212,19 @@ extension KeyRing {
 
     /// Overwrites the slots that committed erasures listed, then takes them off the list: called after a write
     /// that erased, and when a ledger opens for writing (to finish what a crash interrupted).
+    ///
+    /// The list is read, the slots overwritten and the list emptied in one write transaction: an erasure still
+    /// committing when this call took the note it left (``takePendingDestruction()``) commits first, so its slots
+    /// are on the list read here, and a call that finds the list emptied by another returns only once that other
+    /// has overwritten them. A crash before the commit leaves the list, and the next writable open overwrites again.
     func completeDestruction(_ environment: Environment, _ tables: Tables) throws {
         guard let keys = tables.keys, takePendingDestruction() else { return }
-        let slots = try environment.read { txn in try Self.slots(in: txn.get(keys, key: Self.pendingDestruction)) }
-        guard !slots.isEmpty else { return }
-        try store.destroy(slots)
-        forget(slots)
-        // Another writer may have listed more meanwhile: only the slots overwritten here leave the list.
         try environment.write { txn in
-            let destroyed = Set(slots)
-            let left = try Self.slots(in: txn.reader.get(keys, key: Self.pendingDestruction)).filter { !destroyed.contains($0) }
-            if left.isEmpty {
-                _ = try txn.delete(keys, key: Self.pendingDestruction)
-            } else {
-                try txn.put(keys, key: Self.pendingDestruction, value: left.flatMap { Keys.seq($0) })
-            }
+            let slots = try Self.slots(in: txn.reader.get(keys, key: Self.pendingDestruction))
+            guard !slots.isEmpty else { return }
+            try store.destroy(slots)
+            forget(slots)
+            _ = try txn.delete(keys, key: Self.pendingDestruction)
         }
     }
 
