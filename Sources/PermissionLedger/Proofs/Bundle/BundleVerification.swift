@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
 
 extension AuditBundle {
     /// Checks the bundle in `directory` against the verifier key `verifier` (the auditor's own copy): the signed
@@ -84,30 +79,18 @@ extension AuditBundle {
     /// leaf about as much; a proof or a checkpoint, a few KiB.
     static let fileSizeLimit = 2 << 20
 
-    /// The bytes of the bundle's file `name`: a regular file (a FIFO or a device put in its place is refused, not
-    /// waited on or read without end) of at most ``fileSizeLimit`` bytes.
+    /// The bytes of the bundle's file `name`: a regular file of at most ``fileSizeLimit`` bytes (``SmallFile``).
     private static func bytes(_ directory: String, _ name: String) throws(ProofError) -> [UInt8] {
-        let fd = open(directory + "/" + name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw ProofError("\(name): missing or unreadable") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw ProofError("\(name): not a regular file") }
-        guard info.st_size <= fileSizeLimit else {
-            throw ProofError("\(name): \(info.st_size) bytes, more than any file of a bundle holds (at most \(fileSizeLimit))")
+        do throws(SmallFile.Problem) {
+            return try SmallFile.read(directory + "/" + name, limit: fileSizeLimit)
+        } catch {
+            switch error {
+            case .unreadable: throw ProofError("\(name): missing or unreadable")
+            case .notARegularFile: throw ProofError("\(name): not a regular file")
+            case .tooLarge(let size): throw ProofError("\(name): \(size) bytes, more than any file of a bundle holds (at most \(fileSizeLimit))")
+            case .changed: throw ProofError("\(name): changed while it was read")
+            }
         }
-        // Read up to one byte past its size, to see whether it grew since.
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
-        var count = 0
-        while count < bytes.count {
-            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
-            if read < 0, errno == EINTR { continue }
-            guard read >= 0 else { throw ProofError("\(name): missing or unreadable") }
-            if read == 0 { break }
-            count += read
-        }
-        guard count <= info.st_size else { throw ProofError("\(name): changed while it was read") }
-        bytes.removeSubrange(count...)
-        return bytes
     }
 
     private static func text(_ directory: String, _ name: String) throws(ProofError) -> String {
