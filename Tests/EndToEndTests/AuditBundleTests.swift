@@ -101,6 +101,27 @@ struct AuditBundleTests {
         }
     }
 
+    @Test("a verifier key file that is a FIFO, huge or holds no key is exit 3 with one line, not waited on")
+    func plantedVerifierKeys() throws {
+        try withBundle { sandbox, _, bundle, _ in
+            let fifo = sandbox.path("fifo.vkey")
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let huge = try sandbox.write("", to: "huge.vkey")
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: huge))
+            try handle.truncate(atOffset: 1 << 30)
+            try handle.close()
+            let cases = [
+                (fifo, "is not a regular file"), (huge, "is 1073741824 bytes long, not a verifier key"),
+                (try sandbox.write("not a key\n", to: "wrong.vkey"), ""), (sandbox.path("missing.vkey"), "cannot be read"),
+            ]
+            for (vkey, says) in cases {
+                let run = try sandbox.run(["verify-bundle", bundle, "--vkey", vkey], killAfter: 120)
+                #expect(run.status == 3 && !run.timedOut, "\(run)")
+                #expect(run.errorLines.count == 1 && run.errorLines.first?.hasPrefix("--vkey \"\(vkey)\": \(says)") == true, "\(run)")
+            }
+        }
+    }
+
     @Test("after the child is erased, the earlier bundle still verifies, and a new one proves the erased events' places")
     func erasureChangesNoLeaf() throws {
         try withBundle { sandbox, ledger, bundle, vkey in

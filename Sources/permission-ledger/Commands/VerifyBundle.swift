@@ -21,14 +21,25 @@ struct VerifyBundle: ParsableCommand {
     @OptionGroup var format: FormatOption
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: vkey), data.count <= 4096 else {
-            throw ToolFailure(.unreadable, "\(displayed(vkey)): cannot be read, or is not a verifier key")
+        // A verifier key is one line of some 100 bytes; a FIFO, a device or a huge file in its place is refused.
+        let data: [UInt8]
+        do throws(SmallFile.Problem) {
+            data = try SmallFile.read(vkey, limit: 4096)
+        } catch {
+            let why = switch error {
+            case .unreadable: "cannot be read"
+            case .notARegularFile: "is not a regular file"
+            case .tooLarge(let size): "is \(size) bytes long, not a verifier key"
+            case .changed: "changed while it was read"
+            }
+            throw ToolFailure(.unreadable, "--vkey \(quoted(vkey)): \(why)")
         }
         let verifier: NoteVerifier
         do {
             verifier = try NoteVerifier(verifierKey: String(decoding: data, as: UTF8.self))
         } catch {
-            throw ToolFailure(.usage, "usage: --vkey \(displayed(vkey)): \(error.description)")
+            // A file that holds no verifier key is an answer about that file, as for any damaged file.
+            throw ToolFailure(.unreadable, "--vkey \(quoted(vkey)): \(error.description)")
         }
         let summary: AuditBundle.Summary
         do {
