@@ -52,6 +52,9 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         let period = ReportPeriod(from: try from.map { try time($0, option: "--from") }, to: try to.map { try time($0, option: "--to") })
+        if let start = period.from, let end = period.to, end < start {
+            throw ToolFailure(.usage, "usage: --to \(to!) is before --from \(from!)")
+        }
         try ledger.refuseOutputInsideLedger(out, option: "--out")
         let signer = try signingKey.optionalSigner()
         // Without --as-of, a period that ends at --to is reported as the ledger knew it then: what it recorded by
