@@ -51,7 +51,8 @@ extension Ledger {
         func removeWhatWasMade() {
             var made = keyFileWasThere ? [] : [keyFile]
             if let existing {
-                made += ((try? FileManager.default.contentsOfDirectory(atPath: newPath)) ?? []).filter { !existing.contains($0) }.map { newPath + "/" + $0 }
+                let now = (try? FileManager.default.contentsOfDirectory(atPath: newPath)) ?? []
+                made += now.filter { !existing.contains($0) }.map { newPath + "/" + $0 }
             } else {
                 made.append(newPath)
             }

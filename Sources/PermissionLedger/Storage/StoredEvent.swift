@@ -73,8 +73,8 @@ func decodeStoredEvent(
 /// - an event an erasure with a cut keeps readable is read from the newest snapshot, under the key of its own that
 ///   erasure gave it (its chained part, which the chain hash covers, is the same in both);
 /// - an event the erasure covers cannot be read as it was when this read began: ``LedgerError/Kind/storage``, with
-///   the remedy ``LedgerError/Remedy/readAgain``, rather than the event erased by an erasure this read's log does not hold, which an export would
-///   carry into a file that no import takes.
+///   the remedy ``LedgerError/Remedy/readAgain``, rather than the event erased by an erasure this read's log does
+///   not hold, which an export would carry into a file that no import takes.
 ///
 /// `nil` when the newest snapshot does not explain it either (the key is missing: damage), for a write transaction's
 /// reader (it reads the newest snapshot), and when no reader slot is free.
