@@ -23,8 +23,8 @@ struct VerifyBundle: ParsableCommand {
     func run() throws {
         // A verifier key is one line of some 100 bytes; a FIFO, a device or a huge file in its place is refused.
         let data: [UInt8]
-        do throws(SmallFile.Problem) {
-            data = try SmallFile.read(vkey, limit: 4096)
+        do throws(WholeFile.Problem) {
+            data = try WholeFile.read(vkey, limit: 4096)
         } catch {
             let why = switch error {
             case .unreadable: "cannot be read"

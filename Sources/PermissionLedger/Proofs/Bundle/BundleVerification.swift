@@ -79,10 +79,10 @@ extension AuditBundle {
     /// leaf about as much; a proof or a checkpoint, a few KiB.
     static let fileSizeLimit = 2 << 20
 
-    /// The bytes of the bundle's file `name`: a regular file of at most ``fileSizeLimit`` bytes (``SmallFile``).
+    /// The bytes of the bundle's file `name`: a regular file of at most ``fileSizeLimit`` bytes (``WholeFile``).
     private static func bytes(_ directory: String, _ name: String) throws(ProofError) -> [UInt8] {
-        do throws(SmallFile.Problem) {
-            return try SmallFile.read(directory + "/" + name, limit: fileSizeLimit)
+        do throws(WholeFile.Problem) {
+            return try WholeFile.read(directory + "/" + name, limit: fileSizeLimit)
         } catch {
             switch error {
             case .unreadable: throw ProofError("\(name): missing or unreadable")

@@ -8,7 +8,7 @@ internal import Darwin
 /// A small file handed over from elsewhere (a bundle's file, an auditor's verifier key): read whole only when it is
 /// a regular file of at most a stated size, so that a FIFO or a device put in its place is refused, not waited on or
 /// read without end, and a huge one is refused before it is read.
-package enum SmallFile {
+package enum WholeFile {
     /// Why the file was not read.
     package enum Problem: Error, Equatable {
         /// There is nothing at the path, or it cannot be opened.
