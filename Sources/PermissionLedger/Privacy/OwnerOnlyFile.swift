@@ -46,12 +46,9 @@ enum OwnerOnlyFile {
         let fd = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))") }
         defer { unlink(temporary) }
-        let written = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let flushed = fsync(fd) == 0
+        let failure = WholeFile.write(contents, to: fd) ?? (fsync(fd) == 0 ? nil : errno)
         close(fd)
-        guard written == contents.count, flushed else {
-            throw Problem(path: path, reason: "cannot be written: \(String(cString: strerror(errno)))")
-        }
+        if let failure { throw Problem(path: path, reason: "cannot be written: \(String(cString: strerror(failure)))") }
         guard link(temporary, path) == 0 else {
             if errno == EEXIST { return false }
             throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
@@ -60,15 +57,19 @@ enum OwnerOnlyFile {
         return true
     }
 
-    /// Reads the whole file open at `fd`, refusing one larger than `limit` bytes.
+    /// Reads the whole file open at `fd` (``WholeFile``), refusing one larger than `limit` bytes.
     static func read(_ fd: Int32, path: String, limit: Int) throws(Problem) -> [UInt8] {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
-        guard Int(info.st_size) <= limit else { throw Problem(path: path, reason: "is not a key file (\(info.st_size) bytes)") }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count == bytes.count else { throw Problem(path: path, reason: "cannot be read: \(String(cString: strerror(errno)))") }
-        return bytes
+        do throws(WholeFile.Problem) {
+            return try WholeFile.read(fd, limit: limit)
+        } catch {
+            let reason = switch error {
+            case .unreadable(let code): "cannot be read: \(String(cString: strerror(code)))"
+            case .notARegularFile: "is not a regular file; a key file must be one"
+            case .tooLarge(let size): "is not a key file (\(size) bytes)"
+            case .changed: "changed while it was read"
+            }
+            throw Problem(path: path, reason: reason)
+        }
     }
 
     private static func check(_ fd: Int32, path: String) throws(Problem) {

@@ -23,15 +23,10 @@ extension AuditReport {
             close(fd)
             if !written { unlink(temporary) }
         }
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw failure("written") }
-            offset += count
+        if let code = WholeFile.write(Array(text.utf8), to: fd) {
+            errno = code
+            throw failure("written")
         }
-        bytes.removeAll()
         guard fsync(fd) == 0 else { throw failure("flushed") }
         guard rename(temporary, path) == 0 else { throw failure("written") }
         written = true

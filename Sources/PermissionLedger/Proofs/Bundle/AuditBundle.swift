@@ -72,8 +72,8 @@ public enum AuditBundle {
     /// Makes `directory` (mode 0700; an existing one must be empty) and writes each file in it (mode 0600, never
     /// over an existing file, never through a symbolic link).
     private static func writeFiles(_ files: [(name: String, bytes: [UInt8])], to directory: String) throws {
-        func failure(_ path: String, _ what: String) -> LedgerError {
-            LedgerError(.storage, "\(path): cannot be \(what): \(String(cString: strerror(errno)))")
+        func failure(_ path: String, _ what: String, _ code: Int32 = errno) -> LedgerError {
+            LedgerError(.storage, "\(path): cannot be \(what): \(String(cString: strerror(code)))")
         }
         do throws(OwnerOnlyDirectory.Problem) {
             try OwnerOnlyDirectory.makeNewOrEmpty(directory)
@@ -88,14 +88,9 @@ public enum AuditBundle {
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw failure(path, "created") }
             defer { close(fd) }
-            guard writeAll(fd, bytes) else { throw failure(path, "written") }
+            if let code = WholeFile.write(bytes, to: fd) { throw failure(path, "written", code) }
         }
     }
 
     private static func quotedSubject(_ subject: String) -> String { "\"\(subject)\"" }
-}
-
-/// `write(2)` of all of `bytes` to `fd`: false when it wrote fewer.
-private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-    bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
 }
