@@ -144,6 +144,58 @@ struct AuditBundleTests {
     }
 }
 
+extension AuditBundleTests {
+    @Test("a subject or an origin that holds backticks and HTML is text in the README, as CommonMark's reference implementation renders it", arguments: [
+        "k` <img src=x onerror=alert(1)> `x",
+        "``<script>alert(1)</script>``",
+        "`a`",
+    ])
+    func hostileSubjectsStayTextInTheReadme(_ subject: String) throws {
+        try withSandbox { sandbox in
+            let event = #"{"type":"permission.changed","id":"m-1","subject":"# + JSONString(subject)
+                + #","occurredAt":"2026-11-20T09:00:00Z","recordedAt":"2026-11-20T09:00:01Z","permission":"camera","state":"denied"}"#
+            let ledger = try sandbox.ledger(importing: try sandbox.write(event + "\n", to: "hostile.jsonl"))
+            let origin = "example.com/`<b>bold</b>`"
+            let keygen = try sandbox.run(["keygen", "--origin", origin, "--out", sandbox.path("signing.key")])
+            try #require(keygen.status == 0, "\(keygen)")
+            let bundle = sandbox.path("bundle")
+            let run = try sandbox.run(["bundle", "--ledger", ledger, "--signing-key", sandbox.path("signing.key"), "--subject", subject, "--out", bundle])
+            try #require(run.status == 0, "\(run)")
+
+            let html = try CommonMark.html(of: bundle + "/README.md", sandbox: sandbox)
+            for injected in ["<img", "<script", "<b>"] { #expect(!html.contains(injected), "\(html)") }
+            #expect(html.contains("<code>\(escapedForHTML(subject))</code>"), "\(html)")
+            #expect(html.contains("<code>\(escapedForHTML(origin))</code>"), "\(html)")
+        }
+    }
+
+    @Test("the directory in the check commands is one word of the shell, whatever its name")
+    func checkCommandsQuoteTheDirectory() throws {
+        try withSandbox { sandbox in
+            for name in ["plain-dir", "it's here; touch pwned", "-dash", "$(touch pwned)", "a b\tc"] {
+                let directory = sandbox.path("dirs/" + name)
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                // Relative, as a report names its bundle beside it: "-dash" must not be taken for an option.
+                let cd = try #require(BundleReadme.checkCommands(directory: name).split(separator: "\n").first { $0.hasPrefix("cd ") })
+                let run = try sandbox.run(["-c", cd + " && pwd"], in: URL(fileURLWithPath: sandbox.path("dirs")), program: URL(fileURLWithPath: "/bin/sh"))
+                #expect(run.status == 0 && run.out == directory + "\n", "\(name): \(run)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: sandbox.path("dirs/pwned")))
+        }
+    }
+}
+
+/// `value` as a JSON string, quotes included.
+private func JSONString(_ value: String) -> String {
+    String(decoding: try! JSONSerialization.data(withJSONObject: [value], options: [.withoutEscapingSlashes]), as: UTF8.self).dropFirst().dropLast().description
+}
+
+/// `value` as cmark writes text in HTML: `&`, `<`, `>` and `"` as entities.
+private func escapedForHTML(_ value: String) -> String {
+    value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
 /// A sandbox with family-day imported, a signing key, the trusted verifier key, and kid-ben's bundle.
 private func withBundle(_ body: (Sandbox, String, String, String) throws -> Void) throws {
     try withSandbox { sandbox in

@@ -1,10 +1,13 @@
+import PermissionModel
+
 /// The README of an audit bundle: what it holds, how to check it with third-party tools, and what it cannot prove.
-enum BundleReadme {
-    /// The shell commands that check a bundle in `directory` with third-party tools, one a line.
-    static func checkCommands(directory: String) -> String {
+package enum BundleReadme {
+    /// The shell commands that check a bundle in `directory` with third-party tools, one a line; the directory as
+    /// one word of the shell (``shellWord(_:)``).
+    package static func checkCommands(directory: String) -> String {
         """
         sudo apt-get install golang-go golang-golang-x-mod-dev python3
-        cd \(directory)
+        cd \(shellWord(directory))
         diff vkey TRUSTED-VKEY                                            # the key you were given by the operator
         GOPATH=/usr/share/gocode GO111MODULE=off go run check-proofs.go   # the signature, and every event in the tree
         python3 check-leaves.py                                           # every event is what its leaf commits to, none missing
@@ -15,8 +18,8 @@ enum BundleReadme {
         """
         # Audit bundle: the events of one child
 
-        This directory holds the \(seqs.count) events that the ledger `\(checkpoint.origin)` recorded about the
-        subject `\(subject)`, from its first (seq \(seqs.first!)) to its last (seq \(seqs.last!)) in a tree of
+        This directory holds the \(seqs.count) events that the ledger \(codeSpan(checkpoint.origin)) recorded about the
+        subject \(codeSpan(subject)), from its first (seq \(seqs.first!)) to its last (seq \(seqs.last!)) in a tree of
         \(checkpoint.size) events, and the proofs that they are exactly what the ledger recorded. It holds
         nothing of any other child: the proofs hold hashes only.
 
@@ -65,5 +68,35 @@ enum BundleReadme {
           commitment, and still proves its place in the log, but its values cannot be checked, by design;
         - that what the app told the ledger was true: the ledger proves what it recorded, not the world.
         """ + "\n"
+    }
+
+    /// `value` as a CommonMark code span (CommonMark 0.31.2, 6.1): shown as the tool shows every value
+    /// (``displayed(_:)``: control, format and bidi characters as `\u{XXXX}`, so it is one line), between backtick
+    /// strings one longer than its longest run of backticks, so that none inside it ends the span; and with a space
+    /// inside each end when it begins or ends with a backtick or a space, which CommonMark strips. Inside a code
+    /// span nothing is Markdown or HTML: whatever a subject holds, the README shows it as text.
+    static func codeSpan(_ value: String) -> String {
+        let shown = displayed(value)
+        var longest = 0
+        var run = 0
+        for byte in shown.utf8 {
+            run = byte == UInt8(ascii: "`") ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let padded = shown.first == "`" || shown.last == "`" || (shown.first == " " && shown.last == " ")
+        return padded ? fence + " " + shown + " " + fence : fence + shown + fence
+    }
+
+    /// `path` as one word of a POSIX shell: as it is when it holds only letters, digits and `/._+-`, which no shell
+    /// gives a meaning, else between single quotes, each of its own single quotes written `'\''`. A directory named
+    /// `x; rm -rf ~` is then a name to `cd` to when the commands are copied into a terminal, never a command; one
+    /// that begins with `-` is written `./-…`, so that it is not taken for an option.
+    static func shellWord(_ path: String) -> String {
+        if path.hasPrefix("-") { return shellWord("./" + path) }
+        let plain = !path.isEmpty && path.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/._+-".unicodeScalars.contains($0))
+        }
+        return plain ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
