@@ -141,4 +141,23 @@ struct EraseCommandTests {
             #expect(try sandbox.run(["verify", "--ledger", ledger]).status == 0)
         }
     }
+
+    @Test("erase, retain and rebuild on a path with no ledger are exit 3, one line, and make nothing there")
+    func aMistypedLedgerIsNotMade() throws {
+        try withSandbox { sandbox in
+            let empty = sandbox.path("empty")
+            try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+            for path in [sandbox.path("typo"), empty] {
+                for command in [["erase", "--ledger", path, "--subject", "kid-ava", "--basis", "guardianRequest"],
+                                ["retain", "--ledger", path, "--before", "2026-11-20T11:00:00Z"],
+                                ["retain", "--ledger", path, "--before", "2026-11-20T11:00:00Z", "--dry-run"],
+                                ["rebuild", "--ledger", path]] {
+                    let run = try sandbox.run(command)
+                    #expect(run.status == 3 && run.errorLines.count == 1 && run.err.contains(path), "\(run)")
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: sandbox.path("typo")))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
+        }
+    }
 }

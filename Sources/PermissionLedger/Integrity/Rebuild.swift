@@ -94,6 +94,8 @@ extension Ledger {
         options.writableMap = true
         // A rebuild reads every page anyway: walking them first costs little, and nothing is written on damage.
         options.checksPages = true
+        // There is nothing to rebuild where there is no ledger: a mistyped path is an error, not a new ledger.
+        options.makesLedger = false
         let ledger = try Ledger(path: path, options: options, rebuild: tuning)
         // A ledger whose derived tables were older has just been rebuilt, the same way.
         if !ledger.rebuiltWhenOpened { try ledger.rebuildProjections(tuning: tuning) }

@@ -58,6 +58,11 @@ public final class Ledger: Sendable {
         /// (see `/LMDB/PageWalk`), and refuses a data file whose pages are damaged: what
         /// `permission-ledger import` and `rebuild` do before they write. It costs a read of every page in use.
         public var checksPages = false
+        /// When opening for writing, makes a new ledger where there is none: an absent or empty directory (the
+        /// default). `false` refuses such a path as a read-only open does (``LedgerError/Kind/missing``, or
+        /// ``LedgerError/Kind/notALedger`` for an empty directory): what `permission-ledger erase` and `retain`
+        /// do, so that a mistyped path is an error, not a new empty ledger in which there is nothing to erase.
+        public var makesLedger = true
         /// Where the ledger logs what it does: opening (and a rebuild of older derived tables, with progress),
         /// closing, failed commits. No log line holds a personal value (a subject, a handle, a name): only
         /// paths, counts, `seq`s and errors. The default discards everything.
@@ -180,7 +185,7 @@ public final class Ledger: Sendable {
     init(path: String, options: Options, rebuild tuning: RebuildTuning) throws {
         self.path = path
         self.options = options
-        try LedgerDirectory.prepare(path: path, readOnly: options.readOnly)
+        try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
         try Self.checkBeforeOpening(path: path, options: options)
         // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
         let flushesCommits = options.durable && !options.readOnly

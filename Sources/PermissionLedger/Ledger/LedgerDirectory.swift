@@ -12,8 +12,9 @@ internal import LMDB
 enum LedgerDirectory {
     /// Prepares the directory at `path` for ``Ledger/init(path:options:)`` and ``Ledger/verify(path:progress:)``:
     /// refuses a path that holds something other than a sound ledger, or files the ledger must not open, and
-    /// creates a missing directory (mode 0700) for a writable open.
-    static func prepare(path: String, readOnly: Bool) throws(LedgerError) {
+    /// creates a missing directory (mode 0700) for a writable open that `makes` a new ledger where there is none.
+    static func prepare(path: String, readOnly: Bool, makes: Bool? = nil) throws(LedgerError) {
+        let makes = makes ?? !readOnly
         var info = stat()
         // stat, not lstat: a symbolic link given as the path names the directory it leads to, which is checked.
         if stat(path, &info) != 0 {
@@ -24,7 +25,7 @@ enum LedgerDirectory {
             guard code == ENOENT else {
                 throw LedgerError(.storage, "\(path): cannot be examined: \(String(cString: strerror(code)))")
             }
-            if readOnly { throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)") }
+            if !makes { throw LedgerError(.missing, "\(path): no ledger here (the directory does not exist)") }
             if mkdir(path, 0o700) == 0 {
                 chmod(path, 0o700)
             } else {
@@ -61,6 +62,7 @@ enum LedgerDirectory {
             if !contents.isEmpty {
                 throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
             }
+            if !makes { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
             return
         }
         if info.st_size == 0 {

@@ -36,7 +36,7 @@ struct Erase: ParsableCommand {
     func run() throws {
         let cut = try before.map { try parseTime($0, option: "--before") }
         let time = try occurredAt.map { try parseTime($0, option: "--occurred-at") } ?? Timestamp(Date())
-        let opened = try ledger.openForWriting()
+        let opened = try ledger.openForWriting(makes: false)
         let summary: Ledger.ErasureSummary
         do {
             summary = try opened.eraseSynchronously(subject: subject, Erasure(basis: basis, reference: reference, before: cut), occurredAt: time)

@@ -26,7 +26,7 @@ struct Retain: ParsableCommand {
     func run() throws {
         let cut = try parseTime(before, option: "--before")
         // A dry run only reads: it opens the ledger read-only and never creates it.
-        let opened = try dryRun ? ledger.openForReading() : ledger.openForWriting()
+        let opened = try dryRun ? ledger.openForReading() : ledger.openForWriting(makes: false)
         let summary: Ledger.RetentionSummary
         do {
             summary = try opened.retainSynchronously(before: cut, dryRun: dryRun)

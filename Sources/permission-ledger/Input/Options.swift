@@ -40,10 +40,11 @@ struct LedgerOption: ParsableArguments {
         }
     }
 
-    /// Opens the ledger for writing, creating it when missing, after a walk of every page of its data file:
-    /// nothing is appended to a damaged ledger.
-    func openForWriting() throws -> Ledger {
+    /// Opens the ledger for writing, after a walk of every page of its data file: nothing is appended to a damaged
+    /// ledger. A missing ledger is made when `makes` (`import`); `erase` and `retain` need one that exists.
+    func openForWriting(makes: Bool = true) throws -> Ledger {
         var options = Ledger.Options()
+        options.makesLedger = makes
         options.checksPages = true
         options.keyFile = keyFile
         options.secrets = ToolSecrets.source
