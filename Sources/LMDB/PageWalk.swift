@@ -281,25 +281,27 @@ public struct PageWalk {
             let (lo, hi, nodeFlags, keySize) = (u16(node), u16(node + 2), u16(node + 4), Int(u16(node + 6)))
             let keyStart = node + Self.nodeHeader
             guard keyStart + keySize <= pageSize else { throw damage("the key of node \(index) (\(keySize) bytes) runs past the page's end") }
-            // Copied only where used: the keys of branch pages and of entries read, and a leaf's first key.
-            let readsEntry = onEntry != nil || nodeFlags & Self.dupData != 0
-            let key = !isLeaf || index == 0 || readsEntry ? Array(page[keyStart..<(keyStart + keySize)]) : []
+            // Copied only where used: the keys of branch pages and of entries read, a leaf's first key, the key of a
+            // value on overflow pages, and the key of a node found damaged, which names where the damage is.
+            let readsEntry = onEntry != nil || nodeFlags & (Self.dupData | Self.bigData) != 0
+            let nodeKey = page[keyStart..<(keyStart + keySize)]
+            let key = !isLeaf || index == 0 || readsEntry ? Array(nodeKey) : []
             if !isLeaf {
                 children.append((UInt64(lo) | UInt64(hi) << 16 | UInt64(nodeFlags) << 32, key))
                 continue
             }
             let size = Int(lo) | Int(hi) << 16
             guard nodeFlags & ~(Self.bigData | Self.subData | Self.dupData) == 0 else {
-                throw damage("node \(index) has the flags \(hex(nodeFlags))", nearKey: key)
+                throw damage("node \(index) has the flags \(hex(nodeFlags))", nearKey: Array(nodeKey))
             }
             let dataStart = keyStart + keySize
             if nodeFlags & Self.bigData != 0 {
-                guard dataStart + 8 <= pageSize else { throw damage("the overflow page number of node \(index) runs past the page's end", nearKey: key) }
+                guard dataStart + 8 <= pageSize else { throw damage("the overflow page number of node \(index) runs past the page's end", nearKey: Array(nodeKey)) }
                 let first = page.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)) }
                 entries.append((key, nodeFlags, nil, (first, size)))
             } else {
                 guard dataStart + size <= pageSize else {
-                    throw damage("the value of node \(index) (\(size) bytes) runs past the page's end", nearKey: key)
+                    throw damage("the value of node \(index) (\(size) bytes) runs past the page's end", nearKey: Array(nodeKey))
                 }
                 entries.append((key, nodeFlags, readsEntry ? Array(page[dataStart..<(dataStart + size)]) : [], nil))
             }

@@ -204,15 +204,15 @@ extension Ledger {
         let dataFile = (path as NSString).appendingPathComponent("data.mdb")
         let fileSize = size(of: dataFile)
         let report = try environment.read { txn in
+            // First, before LMDB follows any page: a page whose header is damaged can send a lookup round in a
+            // loop. The walk finds what no read of the tables can: pages no lookup or scan reaches, free pages a
+            // tree still uses, counts that do not add up. The commit verified may be replaced by now, by a writer
+            // in another process: its pages are then not walked.
+            if case .damaged(let seq, let problem) = try pageCheck(txn, dataFile: dataFile) {
+                throw LedgerError(.damaged, "the data file's pages are damaged: \(problem)", seq: seq ?? 1)
+            }
             let verifier = Verifier(txn: txn, tables: tables, fileSize: fileSize, progress: progress, cancellation: cancellation)
-            let report = try verifier.weigh(try verifier.run(), path: path)
-            // Last, as only damage no read of the tables met is left: pages no lookup or scan reaches, free
-            // pages a tree still uses, counts that do not add up.
-            // The commit verified may be replaced by now, by a writer in another process: its pages are then not walked.
-            guard report.isIntact, case .damaged(let seq, let problem) = try pageCheck(txn, dataFile: dataFile) else { return report }
-            return VerificationReport(
-                events: report.events, head: report.head, damagedSeq: seq ?? 1,
-                problem: "the data file's pages are damaged: \(problem)")
+            return try verifier.weigh(try verifier.run(), path: path)
         }
         // The key store, read without a key: a ledger that keeps keys there cannot show its personal fields without
         // it whole (its keys themselves are checked by the readers that open them).
