@@ -53,6 +53,26 @@ import Testing
         }
     }
 
+    @Test("a key store of several mebibytes is copied byte for byte, a mebibyte at a time")
+    func largeKeyStoreIsCopiedWhole() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let ledger = try Ledger(path: directory + "/ledger", options: .init(durable: false))
+            try await ledger.importFixture("decline.jsonl")
+            // Slots past the ones in use, as a write that failed before its commit leaves: 3.5 MiB of them, with
+            // bytes that differ from one mebibyte to the next, so that a chunk copied twice or left out shows.
+            let store = directory + "/ledger/" + KeyStore.fileName
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data((0..<(7 << 19)).map { UInt8(truncatingIfNeeded: $0 / 4093) }))
+            try handle.close()
+
+            try await ledger.backup(to: directory + "/backup")
+            let copied = try Data(contentsOf: URL(fileURLWithPath: directory + "/backup/" + KeyStore.fileName))
+            #expect(copied == (try Data(contentsOf: URL(fileURLWithPath: store))))
+            #expect(copied.count > 7 << 19)
+        }
+    }
+
     @Test("a backup leaves out the pages LMDB freed: after a rebuild, it is smaller than the ledger's pages in use")
     func compactsFreedPages() async throws {
         try await withTemporaryDirectory { directory async throws in

@@ -112,19 +112,32 @@ extension Ledger {
         }
     }
 
-    /// Copies the key file at `source` into a new file of mode 0600 at `destination`, flushed.
+    /// Copies the key file at `source` into a new file of mode 0600 at `destination`, flushed, a mebibyte at a
+    /// time: a key store grows with the ledger, and one planted huge must not be held in memory.
     private static func copyFile(_ source: String, to destination: String, for target: String) throws(LedgerError) {
         do throws(OwnerOnlyFile.Problem) {
             guard let fd = try OwnerOnlyFile.openExisting(source, writable: false) else {
                 throw OwnerOnlyFile.Problem(path: source, reason: "is missing")
             }
             defer { closeDescriptor(fd) }
-            let bytes = try OwnerOnlyFile.read(fd, path: source, limit: Int.max)
-            guard try OwnerOnlyFile.create(destination, contents: bytes) else {
-                throw OwnerOnlyFile.Problem(path: destination, reason: "already exists")
+            let created = try OwnerOnlyFile.create(destination) { copy in
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                var offset: off_t = 0
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+                    if count < 0, errno == EINTR { continue }
+                    guard count >= 0 else { return OwnerOnlyFile.Problem(path: source, reason: "cannot be read: \(String(cString: strerror(errno)))") }
+                    if count == 0 { return nil }
+                    if let code = WholeFile.write(Array(buffer[..<count]), to: copy) {
+                        return OwnerOnlyFile.Problem(path: destination, reason: "cannot be written: \(String(cString: strerror(code)))")
+                    }
+                    offset += off_t(count)
+                }
             }
+            guard created else { throw OwnerOnlyFile.Problem(path: destination, reason: "already exists") }
         } catch {
-            throw LedgerError(.storage, "\(target): cannot copy a key file: \(error.description); the backup was not written")
+            // What the ledger's own file holds is damage; what the backup's cannot take, a failed output.
+            throw LedgerError(error.path == source ? .damaged : .storage, "\(target): cannot copy a key file: \(error.description); the backup was not written")
         }
     }
 

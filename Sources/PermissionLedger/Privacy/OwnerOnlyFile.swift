@@ -41,14 +41,22 @@ enum OwnerOnlyFile {
     /// under a temporary name, flushed, then linked, which fails if another process created it meanwhile).
     /// Returns `false` when a file already exists at `path`.
     static func create(_ path: String, contents: [UInt8]) throws(Problem) -> Bool {
+        try create(path) { fd in
+            WholeFile.write(contents, to: fd).map { Problem(path: path, reason: "cannot be written: \(String(cString: strerror($0)))") }
+        }
+    }
+
+    /// ``create(_:contents:)`` with what `write` writes into the new file open at the descriptor it is given: it
+    /// returns the problem that stops it, and the file is then not made.
+    static func create(_ path: String, writing write: (Int32) -> Problem?) throws(Problem) -> Bool {
         let temporary = path + ".tmp-\(getpid())"
         unlink(temporary)
         let fd = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))") }
         defer { unlink(temporary) }
-        let failure = WholeFile.write(contents, to: fd) ?? (fsync(fd) == 0 ? nil : errno)
+        let problem = write(fd) ?? (fsync(fd) == 0 ? nil : Problem(path: path, reason: "cannot be written: \(String(cString: strerror(errno)))"))
         close(fd)
-        if let failure { throw Problem(path: path, reason: "cannot be written: \(String(cString: strerror(failure)))") }
+        if let problem { throw problem }
         guard link(temporary, path) == 0 else {
             if errno == EEXIST { return false }
             throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))")
