@@ -184,6 +184,44 @@ struct DamageDetectionTests {
         }
     }
 
+    @Test("the check's process dying of a signal: exit 4, one line naming the signal and the seq it was checking")
+    func checkingProcessDiesOfSignal() throws {
+        try withSandbox { sandbox in
+            let ledger = try makeLedger(sandbox, chunks: 6)
+            let tool = try #require(Tool.executable).path
+            // The walk of the pages finds what would make LMDB fault before any read, so the signal is sent from
+            // here, to the check's process found while it runs; a run that ends before it is found is run again.
+            for attempt in 0..<20 {
+                let out = open(sandbox.path("verify-\(attempt).out"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+                let err = open(sandbox.path("verify-\(attempt).err"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+                let verify = try ChildProcess.start(
+                    tool, ["verify", "--ledger", ledger, "--format", "json"], environment: ProcessInfo.processInfo.environment,
+                    directory: sandbox.root.path, stdin: FileHandle.nullDevice.fileDescriptor, stdout: out, stderr: err)
+                close(out)
+                close(err)
+                var signalled = false
+                let deadline = Date().addingTimeInterval(30)
+                while !signalled, Date() < deadline, !hasEnded(verify.pid) {
+                    if let check = childProcess(of: verify.pid, named: "checking-process") {
+                        signalled = kill(check, SIGSEGV) == 0
+                    } else {
+                        usleep(1_000)
+                    }
+                }
+                let ended = verify.wait()
+                guard signalled else { continue }
+                let result = try String(contentsOfFile: sandbox.path("verify-\(attempt).err"), encoding: .utf8)
+                let lines = result.split(separator: "\n")
+                #expect(ended.status == 4 && ended.signal == nil, "\(ended) \(result)")
+                #expect(lines.count == 1 && lines[0].hasPrefix("seq ") && lines[0].contains(": the check's process died of SIGSEGV"), "\(result)")
+                let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sandbox.path("verify-\(attempt).out")))) as? [String: Any]
+                #expect(json?["ok"] as? Bool == false && (json?["damagedSeq"] as? Int ?? 0) >= 1, "\(String(describing: json))")
+                return
+            }
+            Issue.record("the check's process was never found running in 20 runs of verify")
+        }
+    }
+
     @Test("a record that claims to run past the end of the file: exit 4 naming its seq, found before a read of it could raise SIGBUS")
     func recordPastTheEndOfTheFile() throws {
         try withSandbox { sandbox in
@@ -567,4 +605,27 @@ private struct DataFile {
         }
         return nil
     }
+}
+
+/// Whether the process `pid`, a child of this one, has ended (a zombie not yet waited for) or is gone.
+private func hasEnded(_ pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return true }
+    return stat[stat.index(close, offsetBy: 2)] == "Z"
+}
+
+/// A running child of `parent` whose command line holds `argument`.
+private func childProcess(of parent: pid_t, named argument: String) -> pid_t? {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+    for entry in entries {
+        guard let pid = pid_t(entry),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        guard fields.count > 1, fields[0] != "Z", pid_t(fields[1]) == parent,
+              let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+              String(decoding: command, as: UTF8.self).contains(argument) else { continue }
+        return pid
+    }
+    return nil
 }
