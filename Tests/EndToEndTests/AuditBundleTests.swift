@@ -145,7 +145,8 @@ struct AuditBundleTests {
 }
 
 extension AuditBundleTests {
-    @Test("a subject or an origin that holds backticks and HTML is text in the README, as CommonMark's reference implementation renders it", arguments: [
+    @Test("a subject or an origin that holds backticks and HTML is text in the README, as CommonMark's reference implementation renders it",
+          .enabled(if: CommonMark.executable != nil, CommonMark.unavailableReason), arguments: [
         "k` <img src=x onerror=alert(1)> `x",
         "``<script>alert(1)</script>``",
         "`a`",

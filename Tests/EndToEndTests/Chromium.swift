@@ -9,19 +9,7 @@ enum Chromium {
 
     static let unavailableReason: Comment = "Chromium is not installed and Tools/setup.sh chromium could not install it: the browser tests are skipped"
 
-    static let executable: String? = {
-        func found() -> String? {
-            ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
-        if let path = found() { return path }
-        let child = try? ChildProcess.start(
-            "/bin/bash", [packageRoot.appendingPathComponent("Tools/setup.sh").path, "chromium"],
-            environment: ProcessInfo.processInfo.environment, directory: packageRoot.path,
-            stdin: FileHandle.nullDevice.fileDescriptor, stdout: FileHandle.nullDevice.fileDescriptor,
-            stderr: FileHandle.nullDevice.fileDescriptor)
-        _ = child?.wait()
-        return found()
-    }()
+    static let executable = DebianPackage.program("chromium", at: ["/usr/bin/chromium", "/usr/bin/chromium-browser"])
 
     /// What one run of the browser left: its standard error (where it logs the page's console), and the DOM.
     struct Run {

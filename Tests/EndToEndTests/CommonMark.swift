@@ -2,21 +2,12 @@ import Foundation
 import Testing
 
 /// `cmark`, CommonMark's reference implementation, from Debian's `cmark`, installed by `Tools/setup.sh cmark` the
-/// first time a test needs it: what a Markdown file the tool writes becomes when a viewer renders it.
+/// first time a test needs it: what a Markdown file the tool writes becomes when a viewer renders it. Where it
+/// cannot be installed, the tests that need it are skipped with ``unavailableReason``.
 enum CommonMark {
-    static let unavailableReason: Comment = "cmark is not installed and Tools/setup.sh cmark could not install it"
+    static let unavailableReason: Comment = "cmark is not installed and Tools/setup.sh cmark could not install it: the test of the bundle README as rendered is skipped"
 
-    static let executable: String? = {
-        func found() -> String? { FileManager.default.isExecutableFile(atPath: "/usr/bin/cmark") ? "/usr/bin/cmark" : nil }
-        if let path = found() { return path }
-        let child = try? ChildProcess.start(
-            "/bin/bash", [packageRoot.appendingPathComponent("Tools/setup.sh").path, "cmark"],
-            environment: ProcessInfo.processInfo.environment, directory: packageRoot.path,
-            stdin: FileHandle.nullDevice.fileDescriptor, stdout: FileHandle.nullDevice.fileDescriptor,
-            stderr: FileHandle.nullDevice.fileDescriptor)
-        _ = child?.wait()
-        return found()
-    }()
+    static let executable = DebianPackage.program("cmark", at: ["/usr/bin/cmark"])
 
     /// The HTML that `cmark` makes of the Markdown file at `path`, raw HTML in it kept (`--unsafe`), as a viewer
     /// that trusts the file would show it.
