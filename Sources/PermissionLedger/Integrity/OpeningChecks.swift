@@ -39,6 +39,15 @@ extension Ledger {
             throw LedgerError.storage(error, path: path)
         }
         try checkBeforeWriting(environment, dataFile: dataFile, options: options)
+        // The keys too, when there is a key: a rebuild refused for its key store or its key (another ledger's, a
+        // damaged file) leaves the data file as it was. What opened them is let go.
+        do {
+            _ = try keyRing(path: path, options: options, newKey: nil, use: .direct, environment: environment)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw LedgerError.storage(error, path: path)
+        }
     }
 
     /// The checks once LMDB has opened the environment, before anything else reads it: a writer's

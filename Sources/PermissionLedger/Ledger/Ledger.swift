@@ -319,7 +319,7 @@ public final class Ledger: Sendable {
     /// The key ring of a ledger of format 2 or later: its key (made with the ledger when it is new) and its key store.
     /// A read-only open without the key file has none: `verify` needs no key, and whatever shows a personal
     /// field says where the key was looked for.
-    private static func keyRing(path: String, options: Options, newKey: LedgerKey?, use: KeyUse, environment: Environment) throws -> KeyRing? {
+    static func keyRing(path: String, options: Options, newKey: LedgerKey?, use: KeyUse, environment: Environment) throws -> KeyRing? {
         let location = LedgerKey.Location.of(ledgerPath: path, given: options.keyFile)
         let ledgerKey: LedgerKey
         if let newKey {
