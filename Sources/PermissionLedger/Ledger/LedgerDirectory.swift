@@ -13,8 +13,7 @@ enum LedgerDirectory {
     /// Prepares the directory at `path` for ``Ledger/init(path:options:)`` and ``Ledger/verify(path:progress:)``:
     /// refuses a path that holds something other than a sound ledger, or files the ledger must not open, and
     /// creates a missing directory (mode 0700) for a writable open that `makes` a new ledger where there is none.
-    static func prepare(path: String, readOnly: Bool, makes: Bool? = nil) throws(LedgerError) {
-        let makes = makes ?? !readOnly
+    static func prepare(path: String, readOnly: Bool, makes: Bool = false) throws(LedgerError) {
         var info = stat()
         // stat, not lstat: a symbolic link given as the path names the directory it leads to, which is checked.
         if stat(path, &info) != 0 {
