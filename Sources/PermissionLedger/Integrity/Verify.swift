@@ -38,7 +38,7 @@ extension Ledger {
         try verify(progress: progress, cancellation: nil)
     }
 
-    private func verify(progress: VerificationProgress?, cancellation: Cancellation?) throws -> VerificationReport {
+    func verify(progress: VerificationProgress?, cancellation: Cancellation?) throws -> VerificationReport {
         try Self.checkMetaPages(path: path)
         do {
             return try Self.verify(environment: environment, tables: tables, path: path, progress: progress, cancellation: cancellation)

@@ -30,12 +30,23 @@ extension Ledger {
     /// It copies and verifies the whole ledger: it runs on a thread of its own, not on the cooperative pool.
     @discardableResult
     public func backup(to path: String) async throws -> LogHead {
-        try await offPool("ledger-backup") { [self] _ in try backup(to: path) }
+        try await offPool("ledger-backup") { [self] cancellation in try backup(to: path, cancellation: cancellation) }
     }
 
     /// ``backup(to:)`` on the calling thread, for the tool and tests.
     @discardableResult
     package func backup(to path: String) throws(LedgerError) -> LogHead {
+        do {
+            return try backup(to: path, cancellation: nil)
+        } catch {
+            throw error as? LedgerError ?? LedgerError.storage(error, path: self.path)
+        }
+    }
+
+    /// ``backup(to:)``, stopping with `CancellationError` once `cancellation` says its task was cancelled: before
+    /// the copy, after it, and as the copy is verified. What it wrote is then removed. (LMDB's copy itself runs to
+    /// its end.)
+    func backup(to path: String, cancellation: Cancellation?) throws -> LogHead {
         let target = Self.withoutTrailingSlashes(path)
         var status = stat()
         guard lstat(target, &status) != 0 else {
@@ -51,10 +62,12 @@ extension Ledger {
         guard mkdir(temporary, 0o700) == 0 else {
             throw LedgerError(.storage, "\(temporary): cannot create the backup's directory: \(String(cString: strerror(errno)))")
         }
-        do throws(LedgerError) {
+        do {
             chmod(temporary, 0o700)
+            try cancellation?.check()
             try copy(to: temporary, for: target)
-            let head = try Self.verifiedHead(ofCopy: temporary, target: target, atLeast: before)
+            try cancellation?.check()
+            let head = try Self.verifiedHead(ofCopy: temporary, target: target, atLeast: before, cancellation: cancellation)
             try Self.flushDirectory(temporary, for: target)
             let renamed = Self.renameWithoutReplacing(temporary, target)
             guard renamed == 0 else {
@@ -167,13 +180,15 @@ extension Ledger {
 
     /// Opens the copy read-only, verifies it as `verify` does, and returns its head; removes the lock file the
     /// open made, so that the backup holds its data file alone.
-    private static func verifiedHead(ofCopy directory: String, target: String, atLeast before: LogHead) throws(LedgerError) -> LogHead {
+    private static func verifiedHead(ofCopy directory: String, target: String, atLeast before: LogHead, cancellation: Cancellation?) throws -> LogHead {
         let head: LogHead
         let report: VerificationReport
         do {
             let copy = try Ledger(path: directory, options: .init(readOnly: true))
-            report = try copy.verify()
+            report = try copy.verify(progress: nil, cancellation: cancellation)
             head = try copy.head()
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             throw LedgerError.storage(error, path: target)
         }

@@ -626,12 +626,17 @@ public final class Ledger: Sendable {
     /// the clock), not the wall clock, so that it depends on the events alone. It reads every question and
     /// subject: it runs on a thread of its own, not on the cooperative pool.
     public func digest(asOf: AsOf? = nil) async throws -> String {
-        try await offPool("ledger-digest") { [self] _ in try digest(asOf: asOf) }
+        try await offPool("ledger-digest") { [self] cancellation in try digest(asOf: asOf, cancellation: cancellation) }
     }
 
     /// ``digest(asOf:)`` on the calling thread, for the tool and tests.
     package func digest(asOf: AsOf? = nil) throws -> String {
+        try digest(asOf: asOf, cancellation: nil)
+    }
+
+    /// ``digest(asOf:)``, stopping with `CancellationError` once `cancellation` says its task was cancelled.
+    func digest(asOf: AsOf?, cancellation: Cancellation?) throws -> String {
         let point = try asOf ?? .seq(head().seq)
-        return try read(asOf: point, retries: Self.readRetries) { try $0.digest() }
+        return try read(asOf: point, retries: Self.readRetries) { try $0.digest(cancellation: cancellation) }
     }
 }

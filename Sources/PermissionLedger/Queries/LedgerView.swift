@@ -269,14 +269,24 @@ public struct LedgerView {
 
     /// The canonical serialization of all derived state at the point (see `docs/STORAGE.md`, "Digest").
     public func canonicalState() throws -> String {
+        try canonicalState(cancellation: nil)
+    }
+
+    /// ``canonicalState()``, stopping with `CancellationError` once `cancellation` says its task was cancelled:
+    /// looked at on the first question and subject, then every ``cancellationInterval`` of them.
+    func canonicalState(cancellation: Cancellation?) throws -> String {
         var w = JSONWriter(capacity: 4096, escapingLineBreakers: false)
         w.raw("{\"questions\":[")
-        for (i, q) in try questions().enumerated() {
-            if i > 0 { w.raw(",") }
-            QueryJSON.writeQuestion(q, includeEvents: false, to: &w)
+        var count: UInt64 = 0
+        try forEachQuestionRow { id, row, versionSeq in
+            try cancellation?.check(every: cancellationInterval, count)
+            if count > 0 { w.raw(",") }
+            count += 1
+            QueryJSON.writeQuestion(try status(id: id, row: row, versionSeq: versionSeq), includeEvents: false, to: &w)
         }
         w.raw("],\"subjects\":[")
         for (i, subject) in try subjects().enumerated() {
+            try cancellation?.check(every: cancellationInterval, UInt64(i))
             if i > 0 { w.raw(",") }
             w.raw("{\"subject\":"); w.string(subject)
             w.raw(",\"handles\":[")
@@ -297,7 +307,12 @@ public struct LedgerView {
 
     /// SHA-256, in hex, of ``canonicalState()``: equal for any two ledgers holding the same events.
     public func digest() throws -> String {
-        hexString(SHA256.hash(data: Array(try canonicalState().utf8)))
+        try digest(cancellation: nil)
+    }
+
+    /// ``digest()``, stopping with `CancellationError` once `cancellation` says its task was cancelled.
+    func digest(cancellation: Cancellation?) throws -> String {
+        hexString(SHA256.hash(data: Array(try canonicalState(cancellation: cancellation).utf8)))
     }
 }
 
