@@ -115,6 +115,13 @@ public final class Environment: @unchecked Sendable {
     /// The directory LMDB opened: `path` with its symbolic links resolved when it was checked.
     let directory: String
 
+    /// Runs `body` while no environment is being opened in this process, and none can be: what a caller
+    /// that looks at a directory before it opens an environment there holds across both, so that two opens
+    /// of one new directory at once see it one after the other, not each half made by the other.
+    public static func whileOpening<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try OpenEnvironments.opening(body)
+    }
+
     /// Opens the environment in the existing directory `path`, creating its files if needed.
     ///
     /// The directory itself is not created: a missing directory throws ``LMDBError/noSuchFile``,
@@ -143,25 +150,31 @@ public final class Environment: @unchecked Sendable {
             if case .accessDenied = error.reason { throw .accessDenied }
             throw .untrustedFile
         }
-        var identity = OpenEnvironments.identity(of: checked?.directory ?? path)
+        let opened: (handle: OpaquePointer, identity: OpenEnvironments.Identity?)
         do throws(LMDBError) {
-            if let identity { try OpenEnvironments.claim(identity) }
-            do throws(LMDBError) {
-                handle = try Self.open(path: path, checked: checked, options: options)
-            } catch {
-                if let identity { OpenEnvironments.release(identity) }
-                throw error
+            opened = try OpenEnvironments.opening { () throws(LMDBError) in
+                var identity = OpenEnvironments.identity(of: checked?.directory ?? path)
+                if let identity { try OpenEnvironments.claim(identity) }
+                let handle: OpaquePointer
+                do throws(LMDBError) {
+                    handle = try Self.open(path: path, checked: checked, options: options)
+                } catch {
+                    if let identity { OpenEnvironments.release(identity) }
+                    throw error
+                }
+                if identity == nil, let created = OpenEnvironments.identity(ofOpen: handle) {
+                    // A new environment: its data file exists only now.
+                    OpenEnvironments.register(created)
+                    identity = created
+                }
+                return (handle, identity)
             }
         } catch {
             posix(pthread_key_delete(key))
             throw error
         }
-        if identity == nil, let created = OpenEnvironments.identity(ofOpen: handle) {
-            // A new environment: its data file exists only now.
-            OpenEnvironments.register(created)
-            identity = created
-        }
-        self.identity = identity
+        handle = opened.handle
+        self.identity = opened.identity
         maxKeySize = Int(mdb_env_get_maxkeysize(handle))
         depthKey = key
         self.path = path

@@ -26,6 +26,27 @@ enum OpenEnvironments {
         return lock
     }()
 
+    /// Held around each open, from the look at its data file to its claim or registration, so that two
+    /// opens of one new environment at once are one after the other: the second then finds the data file
+    /// the first created, claimed, and is refused. Recursive: a caller that checks the directory before it
+    /// opens (``Environment/whileOpening(_:)``) holds it across both.
+    private nonisolated(unsafe) static let openingLock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(lock, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        return lock
+    }()
+
+    /// Runs `body` while no other open in this process runs.
+    static func opening<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(openingLock)
+        defer { pthread_mutex_unlock(openingLock) }
+        return try body()
+    }
+
     /// The identity of the data file of the environment in directory `path`, or `nil` when there is
     /// none yet (a new environment, which no one can have open).
     static func identity(of path: String) -> Identity? {

@@ -191,6 +191,31 @@ import Testing
         }
     }
 
+    @Test func twoOpensOfANewLedgerAtOnceAreOneLedgerAndOneClearError() async throws {
+        try await withTemporaryDirectory { directory in
+            for round in 0..<100 {
+                let path = directory + "/ledger-\(round)"
+                let opens = await withTaskGroup(of: Result<Ledger, LedgerError>.self) { group in
+                    for _ in 0..<2 {
+                        group.addTask {
+                            do {
+                                return .success(try Ledger(path: path, options: .init(durable: false)))
+                            } catch let error as LedgerError {
+                                return .failure(error)
+                            } catch {
+                                return .failure(LedgerError(.storage, "\(error)"))
+                            }
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                let opened = opens.compactMap { try? $0.get() }
+                let refused = opens.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+                #expect(opened.count == 1 && refused.map(\.kind) == [.locked], "round \(round): \(refused.map(\.message))")
+            }
+        }
+    }
+
     /// An empty directory of sysfs, where LMDB cannot keep files, if this machine has one.
     static let emptySysfsDirectory = ["/sys/kernel/debug", "/sys/kernel/security", "/sys/kernel/tracing", "/sys/kernel/software_nodes"]
         .first { (try? FileManager.default.contentsOfDirectory(atPath: $0))?.isEmpty == true }

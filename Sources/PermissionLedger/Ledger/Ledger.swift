@@ -185,16 +185,24 @@ public final class Ledger: Sendable {
     init(path: String, options: Options, rebuild tuning: RebuildTuning) throws {
         self.path = path
         self.options = options
-        try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
-        try Self.checkBeforeOpening(path: path, options: options)
         // Commits are flushed to disk by the ledger, not by LMDB alone (see GroupCommitter).
         let flushesCommits = options.durable && !options.readOnly
+        // The directory is looked at and the environment opened while no other open in this process runs: two
+        // opens of one new ledger at once are then one ledger and one `.locked`, neither seeing the other's half.
+        environment = try Environment.whileOpening { () throws(LedgerError) -> Environment in
+            try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
+            try Ledger.checkBeforeOpening(path: path, options: options)
+            do {
+                return try Environment(path: path, options: .init(
+                    mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, fileMode: 0o600,
+                    readOnly: options.readOnly, durable: options.durable,
+                    // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
+                    deferMetaSync: flushesCommits, writableMap: options.writableMap))
+            } catch {
+                throw LedgerError.storage(error, path: path)
+            }
+        }
         do {
-            environment = try Environment(path: path, options: .init(
-                mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, fileMode: 0o600,
-                readOnly: options.readOnly, durable: options.durable,
-                // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
-                deferMetaSync: flushesCommits, writableMap: options.writableMap))
             try Self.checkWhenOpened(environment, path: path, options: options)
             // Opened before anything is written, so that every failed write-back from now on is reported to it.
             // (`fdatasync` also writes back pages written through a writable map on Linux; the one ledger
