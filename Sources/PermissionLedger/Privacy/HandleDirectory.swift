@@ -139,7 +139,8 @@ enum HandleDirectory {
             guard !fresh.isEmpty else { return }
             let subjectKey = ByteKey(prefix)
             var chunk: Chunk
-            if let held = chunks[subjectKey] {
+            // Taken out of the dictionary while it changes: a copy left there would make each append copy the entries.
+            if let held = chunks.removeValue(forKey: subjectKey) {
                 chunk = held
             } else {
                 if chunks.count >= Self.limit { try write(txn, tables, keyRing) }

@@ -32,8 +32,13 @@ package struct SealedFields: Hashable, Sendable {
 
     /// A salt and the commitment of `fields` under it, for a record's chained bytes before they are sealed.
     package static func commit(_ fields: PersonalFields, secrets: SecretSource, seq: UInt64) -> (salt: [UInt8], commitment: [UInt8]) {
+        commit(encoded: fields.encoded(), secrets: secrets, seq: seq)
+    }
+
+    /// ``commit(_:secrets:seq:)`` of fields already encoded (``PersonalFields/encoded()``).
+    static func commit(encoded: [UInt8], secrets: SecretSource, seq: UInt64) -> (salt: [UInt8], commitment: [UInt8]) {
         let salt = secrets.bytes(saltSize, for: "salt \(seq)")
-        return (salt, commitment(to: fields, salt: salt))
+        return (salt, commitment(toEncoded: encoded, salt: salt))
     }
 
     /// Seals `fields` with their `salt` under `key`, bound to `additionalData`.
@@ -44,8 +49,13 @@ package struct SealedFields: Hashable, Sendable {
     /// What ``seal(_:salt:key:additionalData:secrets:seq:)`` seals, with its nonce drawn: sealed by
     /// ``Sealing/sealed()``, on whichever thread.
     static func sealing(_ fields: PersonalFields, salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> Sealing {
+        try sealing(encoded: fields.encoded(), salt: salt, key: key, additionalData: additionalData, secrets: secrets, seq: seq)
+    }
+
+    /// ``sealing(_:salt:key:additionalData:secrets:seq:)`` of fields already encoded (``PersonalFields/encoded()``).
+    static func sealing(encoded: [UInt8], salt: [UInt8], key: SymmetricKey, additionalData: [UInt8], secrets: SecretSource, seq: UInt64) throws -> Sealing {
         let nonce = try ChaChaPoly.Nonce(data: secrets.bytes(12, for: "nonce \(seq)"))
-        return Sealing(plaintext: salt + fields.encoded(), key: key, nonce: nonce, additionalData: additionalData)
+        return Sealing(plaintext: salt + encoded, key: key, nonce: nonce, additionalData: additionalData)
     }
 
     /// The salt and fields to seal, the key, the nonce and the associated data: all that sealing them takes.

@@ -94,6 +94,11 @@ final class LMDBStore: ProjectionStore {
         return hasher
     }
 
+    /// The salts and commitments made ahead for the batch being applied, if any, and the place in it of the event the
+    /// rules are applying: set by ``GroupCommitter/apply(_:store:head:clock:progress:)`` as it gives each event.
+    var commitmentsAhead: CommitmentsAhead?
+    var pulledIndex = 0
+
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
     private var pendingChunks = HandleDirectory.PendingChunks()
 
@@ -139,7 +144,8 @@ final class LMDBStore: ProjectionStore {
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
-            tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets)
+            tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets,
+            ahead: commitmentsAhead?.made(at: pulledIndex))
         var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         if let sealing = sealed.sealing {
             if tables.tree != nil {

@@ -267,8 +267,20 @@ final class GroupCommitter: @unchecked Sendable {
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(request.events.count)
         var events = request.events.makeIterator()
+        // The events are all given: their salts and commitments can be made ahead of the rules, on a second thread.
+        let ahead = store.tables.keyRing.flatMap { CommitmentsAhead(request.events, secrets: $0.secrets) }
+        store.commitmentsAhead = ahead
+        defer {
+            ahead?.cancel()
+            store.commitmentsAhead = nil
+        }
+        var index = 0
         let head = try apply(
-            { events.next() }, store: store, head: head, clock: clock, maxRejections: request.maxRejections,
+            {
+                store.pulledIndex = index
+                index += 1
+                return events.next()
+            }, store: store, head: head, clock: clock, maxRejections: request.maxRejections,
             storedElsewhere: request.storedElsewhere, progress: progress, outcome: { outcomes.append($0) })
         return Ledger.AppendSummary(outcomes: outcomes, head: head)
     }

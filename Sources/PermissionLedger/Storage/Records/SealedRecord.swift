@@ -59,25 +59,35 @@ import PermissionModel
     /// ``seal(_:seq:recordedAt:eventKey:tokens:secrets:)`` but for the sealed box itself: the record with its box
     /// empty, the salt, and what sealing the box takes (`nil` when the event has no personal field), so that the
     /// box can be sealed on another thread. The record is whole once the box is put in it.
+    ///
+    /// `ahead`: a salt and commitment made before the rules reached the event (``CommitmentsAhead``), taken when
+    /// they were made for exactly these fields and the event gives no salt of its own.
     static func prepare(
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
-        eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource
+        eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource,
+        ahead: @autoclosure () -> CommitmentsAhead.Made? = nil
     ) throws -> (record: SealedRecord, salt: [UInt8]?, sealing: SealedFields.Sealing?) {
         let fields = PersonalFields(of: event)
+        let encoded = fields.isEmpty ? [] : fields.encoded()
         var salt: [UInt8]?
         var commitment: [UInt8]?
         if !fields.isEmpty {
             if let given = event.salt {
                 salt = given
-                commitment = SealedFields.commitment(to: fields, salt: given)
+                commitment = SealedFields.commitment(toEncoded: encoded, salt: given)
+            } else if let ahead = ahead(), ahead.fields == encoded {
+                salt = ahead.salt
+                commitment = ahead.commitment
             } else {
-                let committed = SealedFields.commit(fields, secrets: secrets, seq: seq)
+                let committed = SealedFields.commit(encoded: encoded, secrets: secrets, seq: seq)
                 salt = committed.salt
                 commitment = committed.commitment
             }
         }
         let chained = chainedBytes(event, recordedAt: recordedAt, commitment: commitment)
-        let sealing = try salt.map { try SealedFields.sealing(fields, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq) }
+        let sealing = try salt.map {
+            try SealedFields.sealing(encoded: encoded, salt: $0, key: try eventKey(), additionalData: chained, secrets: secrets, seq: seq)
+        }
         var tokens: [UInt8] = []
         let handles = handles(of: event)
         if !handles.isEmpty {
