@@ -51,6 +51,40 @@ import Testing
         }
     }
 
+    /// The keys a write found and the last chunk of handle values it wrote go to the next write, which seals with
+    /// them: what every write added reads back, and after an erasure in between, what it kept and what came after.
+    @Test func keysAndHandleValuesCarriedFromWriteToWriteSealWhatReadsBack() async throws {
+        let base = Timestamp(microseconds: 1_795_000_000_000_000)
+        func observed(_ batch: Int) -> PermissionEvent {
+            let handles = (0..<30).map { try! CommunicationHandle(value: "h-\(batch)-\($0)", kind: .custom) }
+            let at = base.adding(seconds: Int64(60 * batch))
+            return PermissionEvent(id: "obs-\(batch)", subject: "kid-1", occurredAt: at, recordedAt: at,
+                                   payload: .handlesObserved(checked: handles, known: handles))
+        }
+        try await withLedger(mapSize: 8 << 20) { ledger in
+            // Five writes of 30 new handles each: the values fill two chunks of 64 and part of a third.
+            for batch in 0..<5 { try ledger.appendSynchronously([observed(batch)]) }
+            // The erasure cuts between the third write and the fourth; two more writes follow it.
+            let cut = base.adding(seconds: 180), now = base.adding(seconds: 270)
+            try ledger.appendSynchronously([PermissionEvent(
+                id: "erase", subject: "kid-1", occurredAt: now, recordedAt: now,
+                payload: .subjectErased(Erasure(basis: .guardianRequest, before: cut)))])
+            for batch in 5..<7 { try ledger.appendSynchronously([observed(batch)]) }
+
+            let handles = try await ledger.subject("kid-1").knownHandles()
+            #expect(handles.count == 7 * 30)
+            // The handles of the first three writes are erased; every other one reads its value.
+            let readable = handles.compactMap { if case .readable(let value) = $0.value { value } else { nil } }
+            #expect(Set(readable) == Set((3..<7).flatMap { batch in (0..<30).map { "h-\(batch)-\($0)" } }))
+            // Read from the directory itself, not from the events that named them, which a reader falls back on.
+            let directory = try ledger.environment.read { try HandleDirectory.values(of: "kid-1", $0, ledger.tables) }
+            #expect(Set(try #require(directory).handles.map(\.value)) == Set(readable))
+            #expect(try await ledger.verify().isIntact)
+            let cache = ledger.writerCache.take(forTransaction: try Self.nextTransaction(ledger))
+            #expect(cache.lastChunks.count == 1 && cache.tokenHashers.count == 1 && cache.eventKeys.count == 1)
+        }
+    }
+
     /// Writes that do not commit (a dry run, a rejected batch) must leave nothing they learned behind.
     @Test func writesThatDoNotCommitLeaveNothingBehind() async throws {
         try await withLedger { ledger in

@@ -115,7 +115,8 @@ enum HandleDirectory {
     /// and one sealing of its last chunk, not one per event. Index entries are written at once; a full chunk is
     /// written when the next one starts.
     struct PendingChunks {
-        private struct Chunk {
+        /// A subject's last chunk: its values key, its number, its entries.
+        struct Chunk {
             var key: SymmetricKey
             var number: UInt64
             var entries: [Entry]
@@ -127,6 +128,12 @@ enum HandleDirectory {
         static let limit = 4096
 
         var isEmpty: Bool { chunks.isEmpty }
+
+        /// Each subject's last chunk as the writes so far left it (``WriterCache/lastChunks``), when given: what a
+        /// subject's first new handle in a transaction then starts from, instead of opening the stored chunk.
+        var known: WriterCache?
+
+        init(known: WriterCache? = nil) { self.known = known }
 
         /// ``HandleDirectory/add(_:subject:seq:_:_:_:)``, the subject's last chunk held open.
         mutating func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
@@ -142,6 +149,8 @@ enum HandleDirectory {
             // Taken out of the dictionary while it changes: a copy left there would make each append copy the entries.
             if let held = chunks.removeValue(forKey: subjectKey) {
                 chunk = held
+            } else if let last = known?.lastChunks.removeValue(forKey: subjectKey) {
+                chunk = last
             } else {
                 if chunks.count >= Self.limit { try write(txn, tables, keyRing) }
                 chunk = try Self.lastChunk(prefix: prefix, subject: subject, seq: seq, db, txn, tables, keyRing)
@@ -165,6 +174,10 @@ enum HandleDirectory {
             // In key order: the same pages whatever order the subjects came in.
             for (prefix, chunk) in chunks.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
                 try Self.put(chunk, prefix: prefix.bytes, db, txn, keyRing)
+                guard let known else { continue }
+                if known.lastChunks.count >= known.lastChunkLimit { known.lastChunks.removeAll(keepingCapacity: true) }
+                known.lastChunks[prefix] = chunk.entries.count < capacity
+                    ? chunk : Chunk(key: chunk.key, number: chunk.number + 1, entries: [], seq: chunk.seq)
             }
             chunks.removeAll(keepingCapacity: true)
         }

@@ -64,10 +64,6 @@ final class LMDBStore: ProjectionStore {
         try cursor(.questions).latest(Keys.uuid(id), atMost: .max)?.seq
     }
 
-    /// The token hashes of the subjects whose handles this transaction tokenized, with the seq they were found for:
-    /// a subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one
-    /// until a new generation starts, which only an erasure does.
-    private var tokenHashers: [ByteKey: TokenHasher] = [:]
     /// The seq of the event whose record was made last: the one the rules are applying.
     private var recordingSeq: UInt64 = 0
     /// The tokens of the handles of the event whose record was made last, of its subject: the rules look its
@@ -84,13 +80,15 @@ final class LMDBStore: ProjectionStore {
         return try tokenHasher(subject: subject, keyRing).tokenHandle(handle)
     }
 
-    /// The token hash of `subject`'s handles in the event being written, found once per transaction.
+    /// The token hash of `subject`'s handles in the event being written, found once and kept in ``cache``: a
+    /// subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one until a
+    /// new generation starts, which only an erasure does (``erase(subject:_:seq:recordedAt:)`` empties the cache).
     private func tokenHasher(subject: String, _ keyRing: KeyRing) throws -> TokenHasher {
         let key = ByteKey(Array(subject.utf8))
-        if let known = tokenHashers[key] { return known }
-        if tokenHashers.count >= cacheLimit { tokenHashers.removeAll() }
+        if let known = cache.tokenHashers[key] { return known }
+        if cache.tokenHashers.count >= cacheLimit { cache.tokenHashers.removeAll() }
         let hasher = try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq)
-        tokenHashers[key] = hasher
+        cache.tokenHashers[key] = hasher
         return hasher
     }
 
@@ -100,7 +98,7 @@ final class LMDBStore: ProjectionStore {
     var pulledIndex = 0
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
-    private var pendingChunks = HandleDirectory.PendingChunks()
+    private lazy var pendingChunks = HandleDirectory.PendingChunks(known: rewritesLog ? cache : nil)
 
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
@@ -110,19 +108,17 @@ final class LMDBStore: ProjectionStore {
         try pendingChunks.write(txn, tables, keyRing)
     }
 
-    /// What gives the event keys of each subject's day that this transaction sealed events of, found once per
-    /// transaction: a generation holds from its seq on, until an erasure starts a new one.
-    private var eventKeys: [ByteKey: EventKeys] = [:]
-
+    /// What gives the event keys of a subject's day, found once and kept in ``cache``: a generation holds from its
+    /// seq on, until an erasure starts a new one.
     private func eventKeys(subject: String, recordedAt: Timestamp, _ keyRing: KeyRing) throws -> EventKeys {
         let day = DataKeys.day(of: recordedAt)
         var bytes = Keys.subjectPrefix(subject)
         bytes.appendSeq(UInt64(bitPattern: day))
         let key = ByteKey(bytes)
-        if let known = eventKeys[key] { return known }
-        if eventKeys.count >= cacheLimit { eventKeys.removeAll() }
+        if let known = cache.eventKeys[key] { return known }
+        if cache.eventKeys.count >= cacheLimit { cache.eventKeys.removeAll() }
         let keys = try keyRing.eventKeysForWriting(txn, tables, subject: subject, day: day, seq: recordingSeq)
-        eventKeys[key] = keys
+        cache.eventKeys[key] = keys
         return keys
     }
 
@@ -179,8 +175,7 @@ final class LMDBStore: ProjectionStore {
         // A cut after the erasure's own time covers all the subject's events before it: a whole erasure.
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
         try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
-        tokenHashers.removeValue(forKey: ByteKey(Array(subject.utf8)))
-        eventKeys.removeAll(keepingCapacity: true)
+        cache.forgetKeys()
         recordingTokens.tokens.removeAll(keepingCapacity: true)
         // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
         cache.definitions.removeAll(keepingCapacity: true)

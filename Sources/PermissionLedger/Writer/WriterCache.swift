@@ -20,18 +20,38 @@ final class WriterCache {
     /// Per subject (its key prefix): where its `handleSets` records stand.
     var handleSetStates: [ByteKey: HandleSetState] = [:]
 
+    /// Per subject (its bytes): the token hash of its handles under its current lookup key.
+    var tokenHashers: [ByteKey: TokenHasher] = [:]
+    /// Per subject and day (its key prefix, then the day): what gives the keys of its events.
+    var eventKeys: [ByteKey: EventKeys] = [:]
+    /// Per subject (its key prefix): the last chunk of its handle values directory as written, with its values key
+    /// (``HandleDirectory/PendingChunks``).
+    var lastChunks: [ByteKey: HandleDirectory.PendingChunks.Chunk] = [:]
+    /// The most entries of ``lastChunks``, each up to a chunk of handle values.
+    let lastChunkLimit = 4096
+
     /// Empties every cache: what a nested transaction committed is not in them.
     func removeAll() {
         definitions = [:]
         subjectsSeen = []
         handleSubjectsStored = []
         handleSetStates = [:]
+        forgetKeys()
+    }
+
+    /// Empties the caches of keys and of what was made with them: an erasure destroys keys, and writes the
+    /// handle values it keeps again under new ones.
+    func forgetKeys() {
+        tokenHashers = [:]
+        eventKeys = [:]
+        lastChunks = [:]
     }
 
     /// How many entries the caches have room for together: a cache emptied while keeping its capacity
     /// (as a long write does when one fills) still holds that memory.
     var capacity: Int {
         definitions.capacity + subjectsSeen.capacity + handleSubjectsStored.capacity + handleSetStates.capacity
+            + tokenHashers.capacity + eventKeys.capacity + lastChunks.capacity
     }
 }
 
