@@ -44,6 +44,8 @@ final class LMDBStore: ProjectionStore {
         self.tables = tables
         self.cacheLimit = cacheLimit
         self.cache = cache
+        // Not lazy: a lazy property is changed through a copy, which would copy the chunks held on each change.
+        pendingChunks = HandleDirectory.PendingChunks(known: cache)
     }
 
     private func cursor(_ table: VersionedTable) throws -> Cursor {
@@ -98,7 +100,7 @@ final class LMDBStore: ProjectionStore {
     var pulledIndex = 0
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
-    private lazy var pendingChunks = HandleDirectory.PendingChunks(known: rewritesLog ? cache : nil)
+    private var pendingChunks: HandleDirectory.PendingChunks
 
     /// Writes what the store holds back from the transaction while events are appended: called once the last
     /// event is applied, before the transaction commits.
