@@ -139,15 +139,11 @@ enum HandleDirectory {
         mutating func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
             guard let db = tables.handleValues, !entries.isEmpty else { return }
             let prefix = Keys.subjectPrefix(subject)
-            var fresh: [Entry] = []
-            for entry in entries where !fresh.contains(where: { $0.token == entry.token }) {
-                if try txn.reader.get(db, key: indexKey(prefix, token: entry.token)) == nil { fresh.append(entry) }
-            }
-            guard !fresh.isEmpty else { return }
             let subjectKey = ByteKey(prefix)
             var chunk: Chunk
             // Taken out of the dictionary while it changes: a copy left there would make each append copy the entries.
-            if let held = chunks.removeValue(forKey: subjectKey) {
+            let held = chunks.removeValue(forKey: subjectKey)
+            if let held {
                 chunk = held
             } else if let last = known?.lastChunks.removeValue(forKey: subjectKey) {
                 chunk = last
@@ -155,17 +151,33 @@ enum HandleDirectory {
                 if chunks.count >= Self.limit { try write(txn, tables, keyRing) }
                 chunk = try Self.lastChunk(prefix: prefix, subject: subject, seq: seq, db, txn, tables, keyRing)
             }
-            chunk.seq = seq
-            for entry in fresh {
-                if chunk.entries.count == capacity {
+            var added = false
+            for entry in entries {
+                // The index entry is written first, where the value would go: one search of the tree, which finds a
+                // value the directory holds already (or that the event names twice) when it is there.
+                let full = chunk.entries.count == capacity
+                let number = full ? chunk.number + 1 : chunk.number
+                do {
+                    try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(number), flags: .noOverwrite)
+                } catch {
+                    guard error == .keyExists else { throw error }
+                    continue
+                }
+                if full {
                     try Self.put(chunk, prefix: prefix, db, txn, keyRing)
                     chunk.number += 1
                     chunk.entries = []
                 }
+                chunk.seq = seq
                 chunk.entries.append(entry)
-                try txn.put(db, key: indexKey(prefix, token: entry.token), value: Keys.seq(chunk.number))
+                added = true
             }
-            chunks[subjectKey] = chunk
+            if added || held != nil {
+                chunks[subjectKey] = chunk
+            } else if let known {
+                // Unchanged: what the next event of the subject starts from.
+                known.lastChunks[subjectKey] = chunk
+            }
         }
 
         /// Writes the chunks held, sealed: before the transaction commits, and before anything reads the directory.
