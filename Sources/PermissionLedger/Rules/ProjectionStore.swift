@@ -30,7 +30,9 @@ import PermissionModel
     func putPermission(subject: String, _ row: PermissionRow, seq: UInt64) throws
     func isKnownSubject(_ subject: String) throws -> Bool
     /// The record of `event`, appended at `seq` and recorded at `recordedAt`, as stored (after the chain hash),
-    /// and the part of it the chain hash covers: sealed (format 2) when the store has the ledger's keys.
+    /// and the part of it the chain hash covers: sealed (format 2) when the store has the ledger's keys. The stored
+    /// bytes go nowhere but back to the store (``storeEvent(_:seq:record:hash:newSubject:)``): a store that makes them
+    /// later (the ledger's, whose second thread seals the record's box) gives them empty.
     func record(_ event: PermissionEvent, recordedAt: Timestamp, seq: UInt64) throws -> (stored: [UInt8], chained: [UInt8])
     /// Stores the event itself and the indexes over it (ids, `recordedAt`, subjects, questions by time).
     func storeEvent(_ event: PermissionEvent, seq: UInt64, record: [UInt8], hash: ChainHash, newSubject: Bool) throws

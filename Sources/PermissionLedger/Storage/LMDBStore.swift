@@ -166,7 +166,9 @@ final class LMDBStore: ProjectionStore {
             }
         }
         recorded = made
-        return (sealed.record.stored(), sealed.record.chained)
+        // A record whose box is sealed on the second thread is made whole there too: nothing reads its stored bytes
+        // before (``storeEvent(_:seq:record:hash:newSubject:)`` hands them to ``finish(_:seq:record:hash:newSubject:)``).
+        return (made.sealing == nil ? sealed.record.stored() : [], sealed.record.chained)
     }
 
     func erase(subject: String, _ erasure: Erasure, seq: UInt64, recordedAt: Timestamp) throws {
@@ -449,11 +451,14 @@ final class LMDBStore: ProjectionStore {
             // and the record with its box sealed.
             finishing.add(seq: seq) { [event, previous] in
                 let data = LeafData.make(envelope: event, seq: seq, commitment: recorded.commitment, subjectPrevious: previous)
-                assert(data == (try? LeafData.of(storedRecord: record, seq: seq, subjectPrevious: { _ in previous })),
+                var stored = record
+                if var (sealed, sealing) = recorded.sealing {
+                    sealed.box = try sealing.sealed()
+                    stored = sealed.stored()
+                }
+                assert(data == (try? LeafData.of(storedRecord: stored, seq: seq, subjectPrevious: { _ in previous })),
                        "the leaf of seq \(seq) made from the event differs from the one its record gives")
-                guard var (sealed, sealing) = recorded.sealing else { return .init(leaf: data, entry: hash.bytes + record) }
-                sealed.box = try sealing.sealed()
-                return .init(leaf: data, entry: hash.bytes + sealed.stored())
+                return .init(leaf: data, entry: hash.bytes + stored)
             }
         } else {
             // The record as it is: appended to a ledger of format 1, or stored already (a rebuild, which writes no
