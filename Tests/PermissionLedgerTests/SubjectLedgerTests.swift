@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import PermissionLedger
 import PermissionModel
 import Testing
@@ -213,6 +214,30 @@ import Testing
                 let refused = opens.compactMap { if case .failure(let error) = $0 { error } else { nil } }
                 #expect(opened.count == 1 && refused.map(\.kind) == [.locked], "round \(round): \(refused.map(\.message))")
             }
+        }
+    }
+
+    /// `verify` and `migrate` look at a directory and open it while no other open in this process runs, as a ledger's
+    /// open does: while one runs (held here), they wait, so that neither sees a ledger half made by the other. Even
+    /// the look that finds no directory at all waits.
+    @Test(arguments: ["verify", "migrate"]) func aReadingOpenWaitsForAnOpenUnderWay(_ command: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/not-made-yet"
+            let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+            Thread {
+                Environment.whileOpening {
+                    entered.signal()
+                    release.wait()
+                }
+            }.start()
+            entered.wait()
+            Thread {
+                if command == "verify" { _ = try? Ledger.verify(path: path) } else { _ = try? Ledger.migrate(from: path, to: path + "-new") }
+                finished.signal()
+            }.start()
+            #expect(finished.wait(timeout: .now() + 0.5) == .timedOut, "\(command) opened while an open was under way")
+            release.signal()
+            #expect(finished.wait(timeout: .now() + 60) == .success)
         }
     }
 

@@ -90,17 +90,18 @@ extension Ledger {
     }
 
     private static func verify(path: String, progress: VerificationProgress?, cancellation: Cancellation?) throws -> VerificationReport {
-        // The directory and its files are checked before anything in it is read, the meta pages included.
-        try LedgerDirectory.prepare(path: path, readOnly: true)
-        progress?(.dataFile, 1)
-        try checkMetaPages(path: path)
-
-        let environment: Environment
-        do {
-            environment = try Environment(path: path, options: .init(
-                maxDatabases: StorageTable.allCases.count + 2, readOnly: true))
-        } catch {
-            throw openingError(error, path: path)
+        // The directory and its files are checked before anything in it is read, the meta pages included, while no
+        // other open in this process runs (as a ledger opens: ``Environment/whileOpening(_:)``).
+        let environment = try Environment.whileOpening { () throws -> Environment in
+            try LedgerDirectory.prepare(path: path, readOnly: true)
+            progress?(.dataFile, 1)
+            try checkMetaPages(path: path)
+            do {
+                return try Environment(path: path, options: .init(
+                    maxDatabases: StorageTable.allCases.count + 2, readOnly: true))
+            } catch let error as LMDBError {
+                throw openingError(error, path: path)
+            }
         }
         _ = try? environment.clearStaleReaders()
         var missing: [StorageTable] = []

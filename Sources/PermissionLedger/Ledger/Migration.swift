@@ -24,12 +24,15 @@ extension Ledger {
     /// ``migrate(from:to:options:)`` on the calling thread, for the tool.
     @discardableResult
     package static func migrate(from oldPath: String, to newPath: String, options: Options = Options()) throws -> LogHead {
-        try LedgerDirectory.prepare(path: oldPath, readOnly: true)
         let events: [PermissionEvent]
         let oldHead: LogHead
         do {
-            let environment = try Environment(path: oldPath, options: .init(
-                maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, readOnly: true))
+            // Looked at and opened while no other open in this process runs, as a ledger is (``Environment/whileOpening(_:)``).
+            let environment = try Environment.whileOpening { () throws -> Environment in
+                try LedgerDirectory.prepare(path: oldPath, readOnly: true)
+                return try Environment(path: oldPath, options: .init(
+                    maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, readOnly: true))
+            }
             defer { try? environment.close() }
             let meta = try environment.openDatabase(StorageTable.meta.rawValue, create: false)
             let format = try environment.read { txn in try txn.get(meta, key: Array("format".utf8)).map { Array($0) } }
