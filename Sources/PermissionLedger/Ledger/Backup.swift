@@ -134,17 +134,10 @@ extension Ledger {
             }
             defer { closeDescriptor(fd) }
             let created = try OwnerOnlyFile.create(destination) { copy in
-                var buffer = [UInt8](repeating: 0, count: 1 << 20)
-                var offset: off_t = 0
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-                    if count < 0, errno == EINTR { continue }
-                    guard count >= 0 else { return OwnerOnlyFile.Problem(path: source, reason: "cannot be read: \(String(cString: strerror(errno)))") }
-                    if count == 0 { return nil }
-                    if let code = WholeFile.write(Array(buffer[..<count]), to: copy) {
-                        return OwnerOnlyFile.Problem(path: destination, reason: "cannot be written: \(String(cString: strerror(code)))")
-                    }
-                    offset += off_t(count)
+                switch WholeFile.copy(from: fd, to: copy) {
+                case nil: nil
+                case .unreadable(let code): OwnerOnlyFile.Problem(path: source, reason: "cannot be read: \(String(cString: strerror(code)))")
+                case .unwritable(let code): OwnerOnlyFile.Problem(path: destination, reason: "cannot be written: \(String(cString: strerror(code)))")
                 }
             }
             guard created else { throw OwnerOnlyFile.Problem(path: destination, reason: "already exists") }

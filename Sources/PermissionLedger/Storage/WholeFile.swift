@@ -53,6 +53,28 @@ package enum WholeFile {
         return bytes
     }
 
+    /// Why a copy stopped: its source could not be read, or its destination written (`errno`).
+    enum CopyProblem: Error, Equatable {
+        case unreadable(Int32)
+        case unwritable(Int32)
+    }
+
+    /// Copies the file open at `source`, from its start (read with `pread`: its offset is not moved), to `destination`
+    /// at its offset, a mebibyte at a time, so that a large file is never held in memory; again after a signal, and on
+    /// after a short read or write.
+    static func copy(from source: Int32, to destination: Int32) -> CopyProblem? {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, offset) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return .unreadable(errno) }
+            if count == 0 { return nil }
+            if let code = write(Array(buffer[..<count]), to: destination) { return .unwritable(code) }
+            offset += off_t(count)
+        }
+    }
+
     /// Writes all of `bytes` to `fd` at its offset, again after a signal and on after a short write; `errno` when
     /// a write fails.
     static func write(_ bytes: [UInt8], to fd: Int32) -> Int32? {
