@@ -50,6 +50,22 @@ import Testing
         }
     }
 
+    /// The writing thread takes what was made ahead for every event with personal fields after the first chunk.
+    @Test func theWriterTakesWhatWasMadeAhead() async throws {
+        let events = try Self.batch(600)
+        try await withLedger(mapSize: 8 << 20) { ledger in
+            let taken = try ledger.writerCache.write(ledger.environment) { txn, cache in
+                let store = LMDBStore(txn: txn, tables: ledger.tables, cache: cache)
+                let request = GroupCommitter.Request(events: events, maxRejections: 1) { _ in }
+                _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { Timestamp(Date()) })
+                return store.commitmentsTakenAhead
+            }
+            // Half the events have personal fields, 16 of them in the first chunk, which the writing thread makes.
+            #expect(taken == 300 - 16)
+            #expect(try await ledger.verify().isIntact)
+        }
+    }
+
     @Test func madeForTheFieldsTheRulesSee() throws {
         let events = try Self.batch(200)
         let ahead = try #require(CommitmentsAhead(events, secrets: .system))

@@ -85,6 +85,31 @@ import Testing
         }
     }
 
+    /// A subject's last chunk of handle values, opened and left unchanged (its handles seen again), is kept for its
+    /// next event, within the store's cache limit: a long streamed append over many subjects holds a bounded number.
+    @Test func theLastChunksKeptStayWithinTheCacheLimit() async throws {
+        let at = Timestamp(microseconds: 1_795_000_000_000_000)
+        func observed(_ n: Int, _ id: String) -> PermissionEvent {
+            let handle = try! CommunicationHandle(value: "h-\(n)", kind: .custom)
+            return PermissionEvent(id: id, subject: "kid-\(n)", occurredAt: at, recordedAt: at,
+                                   payload: .handlesObserved(checked: [handle], known: [handle]))
+        }
+        try await withLedger(mapSize: 8 << 20) { ledger in
+            try ledger.appendSynchronously((0..<6).map { observed($0, "first-\($0)") })
+            let (kept, taken) = try ledger.writerCache.write(ledger.environment) { txn, _ in
+                let cache = WriterCache()
+                let store = LMDBStore(txn: txn, tables: ledger.tables, cacheLimit: 2, cache: cache)
+                let request = GroupCommitter.Request(events: (0..<6).map { observed($0, "again-\($0)") }, maxRejections: 1) { _ in }
+                _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { at })
+                let kept = cache.lastChunks.count
+                cache.removeAll()
+                return (kept, cache.lastChunks.count + cache.tokenHashers.count + cache.eventKeys.count)
+            }
+            #expect(kept >= 1 && kept <= 2)
+            #expect(taken == 0, "emptied with the other caches: what a nested transaction wrote is not in them")
+        }
+    }
+
     /// Writes that do not commit (a dry run, a rejected batch) must leave nothing they learned behind.
     @Test func writesThatDoNotCommitLeaveNothingBehind() async throws {
         try await withLedger { ledger in

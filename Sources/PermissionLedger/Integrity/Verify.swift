@@ -92,9 +92,9 @@ extension Ledger {
     private static func verify(path: String, progress: VerificationProgress?, cancellation: Cancellation?) throws -> VerificationReport {
         // The directory and its files are checked before anything in it is read, the meta pages included, while no
         // other open in this process runs (as a ledger opens: ``Environment/whileOpening(_:)``).
+        progress?(.dataFile, 1)
         let environment = try Environment.whileOpening { () throws -> Environment in
             try LedgerDirectory.prepare(path: path, readOnly: true)
-            progress?(.dataFile, 1)
             try checkMetaPages(path: path)
             do {
                 return try Environment(path: path, options: .init(

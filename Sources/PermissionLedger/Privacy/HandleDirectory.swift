@@ -132,8 +132,13 @@ enum HandleDirectory {
         /// Each subject's last chunk as the writes so far left it (``WriterCache/lastChunks``), when given: what a
         /// subject's first new handle in a transaction then starts from, instead of opening the stored chunk.
         var known: WriterCache?
+        /// The most chunks ``known`` keeps.
+        let knownLimit: Int
 
-        init(known: WriterCache? = nil) { self.known = known }
+        init(known: WriterCache? = nil, knownLimit: Int = WriterCache.lastChunkLimit) {
+            self.known = known
+            self.knownLimit = knownLimit
+        }
 
         /// ``HandleDirectory/add(_:subject:seq:_:_:_:)``, the subject's last chunk held open.
         mutating func add(_ entries: [Entry], subject: String, seq: UInt64, _ txn: WriteTransaction, _ tables: Tables, _ keyRing: KeyRing) throws {
@@ -145,11 +150,13 @@ enum HandleDirectory {
             let held = chunks.removeValue(forKey: subjectKey)
             if let held {
                 chunk = held
-            } else if let last = known?.lastChunks.removeValue(forKey: subjectKey) {
-                chunk = last
             } else {
                 if chunks.count >= Self.limit { try write(txn, tables, keyRing) }
-                chunk = try Self.lastChunk(prefix: prefix, subject: subject, seq: seq, db, txn, tables, keyRing)
+                if let last = known?.lastChunks.removeValue(forKey: subjectKey) {
+                    chunk = last
+                } else {
+                    chunk = try Self.lastChunk(prefix: prefix, subject: subject, seq: seq, db, txn, tables, keyRing)
+                }
             }
             var added = false
             for entry in entries {
@@ -174,9 +181,9 @@ enum HandleDirectory {
             }
             if added || held != nil {
                 chunks[subjectKey] = chunk
-            } else if let known {
+            } else {
                 // Unchanged: what the next event of the subject starts from.
-                known.lastChunks[subjectKey] = chunk
+                remember(chunk, subject: subjectKey)
             }
         }
 
@@ -186,12 +193,17 @@ enum HandleDirectory {
             // In key order: the same pages whatever order the subjects came in.
             for (prefix, chunk) in chunks.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
                 try Self.put(chunk, prefix: prefix.bytes, db, txn, keyRing)
-                guard let known else { continue }
-                if known.lastChunks.count >= known.lastChunkLimit { known.lastChunks.removeAll(keepingCapacity: true) }
-                known.lastChunks[prefix] = chunk.entries.count < capacity
-                    ? chunk : Chunk(key: chunk.key, number: chunk.number + 1, entries: [], seq: chunk.seq)
+                remember(chunk.entries.count < capacity ? chunk : Chunk(key: chunk.key, number: chunk.number + 1, entries: [], seq: chunk.seq), subject: prefix)
             }
             chunks.removeAll(keepingCapacity: true)
+        }
+
+        /// Keeps `chunk`, as the directory holds it, in ``known`` for the subject's next new handle, with at most
+        /// ``knownLimit`` chunks kept.
+        private func remember(_ chunk: Chunk, subject: ByteKey) {
+            guard let known else { return }
+            if known.lastChunks.count >= knownLimit { known.lastChunks.removeAll(keepingCapacity: true) }
+            known.lastChunks[subject] = chunk
         }
 
         /// The subject's last chunk as the transaction holds it, when it has room; a new one after it otherwise.

@@ -45,7 +45,7 @@ final class LMDBStore: ProjectionStore {
         self.cacheLimit = cacheLimit
         self.cache = cache
         // Not lazy: a lazy property is changed through a copy, which would copy the chunks held on each change.
-        pendingChunks = HandleDirectory.PendingChunks(known: cache)
+        pendingChunks = HandleDirectory.PendingChunks(known: cache, knownLimit: min(cacheLimit, WriterCache.lastChunkLimit))
     }
 
     private func cursor(_ table: VersionedTable) throws -> Cursor {
@@ -98,6 +98,8 @@ final class LMDBStore: ProjectionStore {
     /// rules are applying: set by ``GroupCommitter/apply(_:store:head:clock:progress:)`` as it gives each event.
     var commitmentsAhead: CommitmentsAhead?
     var pulledIndex = 0
+    /// How many records this store sealed with a salt and commitment made ahead.
+    private(set) var commitmentsTakenAhead = 0
 
     /// The handle values chunks the events written so far changed, not yet sealed: ``finishWriting()`` writes them.
     private var pendingChunks: HandleDirectory.PendingChunks
@@ -139,11 +141,13 @@ final class LMDBStore: ProjectionStore {
             recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
+        var ahead: CommitmentsAhead.Made?
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
             tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets,
-            ahead: commitmentsAhead?.made(at: pulledIndex))
+            ahead: { ahead = commitmentsAhead?.made(at: pulledIndex); return ahead }())
+        if let ahead, sealed.salt == ahead.salt { commitmentsTakenAhead += 1 }
         var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
         if let sealing = sealed.sealing {
             if tables.tree != nil {

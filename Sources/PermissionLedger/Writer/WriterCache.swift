@@ -27,8 +27,9 @@ final class WriterCache {
     /// Per subject (its key prefix): the last chunk of its handle values directory as written, with its values key
     /// (``HandleDirectory/PendingChunks``).
     var lastChunks: [ByteKey: HandleDirectory.PendingChunks.Chunk] = [:]
-    /// The most entries of ``lastChunks``, each up to a chunk of handle values.
-    let lastChunkLimit = 4096
+    /// The most entries of ``lastChunks``, each up to a chunk of handle values (fewer when the store writing with
+    /// the cache has a lower limit, ``LMDBStore/cacheLimit``).
+    static let lastChunkLimit = 4096
 
     /// Empties every cache: what a nested transaction committed is not in them.
     func removeAll() {
