@@ -30,12 +30,8 @@ package struct SealedFields: Hashable, Sendable {
         Array(HMAC<SHA256>.authenticationCode(for: bytes, using: SymmetricKey(data: salt)))
     }
 
-    /// A salt and the commitment of `fields` under it, for a record's chained bytes before they are sealed.
-    package static func commit(_ fields: PersonalFields, secrets: SecretSource, seq: UInt64) -> (salt: [UInt8], commitment: [UInt8]) {
-        commit(encoded: fields.encoded(), secrets: secrets, seq: seq)
-    }
-
-    /// ``commit(_:secrets:seq:)`` of fields already encoded (``PersonalFields/encoded()``).
+    /// A salt and the commitment under it of fields encoded (``PersonalFields/encoded()``), for a record's chained
+    /// bytes before they are sealed.
     static func commit(encoded: [UInt8], secrets: SecretSource, seq: UInt64) -> (salt: [UInt8], commitment: [UInt8]) {
         let salt = secrets.bytes(saltSize, for: "salt \(seq)")
         return (salt, commitment(toEncoded: encoded, salt: salt))
