@@ -220,24 +220,35 @@ import Testing
     /// `verify` and `migrate` look at a directory and open it while no other open in this process runs, as a ledger's
     /// open does: while one runs (held here), they wait, so that neither sees a ledger half made by the other. Even
     /// the look that finds no directory at all waits.
-    @Test(arguments: ["verify", "migrate"]) func aReadingOpenWaitsForAnOpenUnderWay(_ command: String) async throws {
-        try await withTemporaryDirectory { directory in
-            let path = directory + "/not-made-yet"
-            let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
-            Thread {
-                Environment.whileOpening {
-                    entered.signal()
-                    release.wait()
+    /// The open lock is held on a thread of its own, and every wait is made there too, never on a thread of the
+    /// concurrency pool, which the tests running beside this one need; the two commands take their turns.
+    @Test func aReadingOpenWaitsForAnOpenUnderWay() async throws {
+        for command in ["verify", "migrate"] {
+            try await withTemporaryDirectory { directory in
+                let path = directory + "/not-made-yet"
+                let (waited, finished) = await withCheckedContinuation { (done: CheckedContinuation<(Bool, Bool), Never>) in
+                    Thread {
+                        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+                        let finished = DispatchSemaphore(value: 0)
+                        Thread {
+                            Environment.whileOpening {
+                                entered.signal()
+                                release.wait()
+                            }
+                        }.start()
+                        entered.wait()
+                        Thread {
+                            if command == "verify" { _ = try? Ledger.verify(path: path) } else { _ = try? Ledger.migrate(from: path, to: path + "-new") }
+                            finished.signal()
+                        }.start()
+                        let waited = finished.wait(timeout: .now() + 0.5) == .timedOut
+                        release.signal()
+                        done.resume(returning: (waited, finished.wait(timeout: .now() + 60) == .success))
+                    }.start()
                 }
-            }.start()
-            entered.wait()
-            Thread {
-                if command == "verify" { _ = try? Ledger.verify(path: path) } else { _ = try? Ledger.migrate(from: path, to: path + "-new") }
-                finished.signal()
-            }.start()
-            #expect(finished.wait(timeout: .now() + 0.5) == .timedOut, "\(command) opened while an open was under way")
-            release.signal()
-            #expect(finished.wait(timeout: .now() + 60) == .success)
+                #expect(waited, "\(command) opened while an open was under way")
+                #expect(finished)
+            }
         }
     }
 
