@@ -203,7 +203,11 @@ struct DamageDetectionTests {
                 let deadline = Date().addingTimeInterval(30)
                 while !signalled, Date() < deadline, !hasEnded(verify.pid) {
                     if let check = childProcess(of: verify.pid, named: "checking-process") {
-                        signalled = kill(check, SIGSEGV) == 0
+                        // Stopped first, so that the signal reaches a check under way: one that finished between
+                        // the look and the signal has exited (its parent reports what it found), and a signal to it
+                        // does nothing, yet succeeds.
+                        signalled = stopWhileRunning(check) && kill(check, SIGSEGV) == 0
+                        kill(check, SIGCONT)
                     } else {
                         usleep(1_000)
                     }
@@ -612,6 +616,22 @@ private func hasEnded(_ pid: pid_t) -> Bool {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
           let close = stat.lastIndex(of: ")") else { return true }
     return stat[stat.index(close, offsetBy: 2)] == "Z"
+}
+
+/// Stops `pid` (`SIGSTOP`) and waits until it is stopped: `false` when it exits first.
+private func stopWhileRunning(_ pid: pid_t) -> Bool {
+    guard kill(pid, SIGSTOP) == 0 else { return false }
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        switch stat[stat.index(close, offsetBy: 2)] {
+        case "T", "t": return true
+        case "Z", "X": return false
+        default: usleep(1_000)
+        }
+    }
+    return false
 }
 
 /// A running child of `parent` whose command line holds `argument`.
