@@ -58,6 +58,7 @@ import Testing
                 let store = LMDBStore(txn: txn, tables: ledger.tables, cache: cache)
                 let request = GroupCommitter.Request(events: events, maxRejections: 1) { _ in }
                 _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { Timestamp(Date()) })
+                try ledger.tables.keyRing?.syncNewKeys()
                 return store.commitmentsTakenAhead
             }
             // Half the events have personal fields, 16 of them in the first chunk, which the writing thread makes.

@@ -253,6 +253,7 @@ struct ErasedExportTests {
                 var projector = Projector(store: store, head: try Ledger.head(txn.reader, copy.tables))
                 #expect(try projector.apply(event, clock: { .earliest }) == .appended(seq: 1))
                 try store.finishWriting()
+                try copy.tables.keyRing?.syncNewKeys()
             }
             #expect(ledgerError { try copy.export { _ in } }?.seq == 1)
             await copy.close()

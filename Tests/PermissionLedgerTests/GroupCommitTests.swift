@@ -284,6 +284,8 @@ import Testing
                         #expect(!accepted)
                     }
                 }
+                // As a commit of the ledger's own: the keys it made are durable first, and belong to it.
+                try ledger.tables.keyRing?.syncNewKeys()
             }
             let stored = try ledger.read { view in
                 var events: [RecordedEvent] = []
@@ -309,6 +311,7 @@ import Testing
             _ = try GroupCommitter.apply(
                 request, store: LMDBStore(txn: txn, tables: ledger.tables), head: try Ledger.head(txn.reader, ledger.tables),
                 clock: { G.base })
+            try ledger.tables.keyRing?.syncNewKeys()
         }
     }
 

@@ -120,6 +120,7 @@ import Testing
                     let head = try GroupCommitter.apply(
                         { remaining.next() }, store: store, head: .empty, clock: { .earliest }, maxRejections: 1, outcome: { _ in })
                     #expect(head.seq == UInt64(events.count))
+                    try ledger.tables.keyRing?.syncNewKeys()
                 }
             }
             // Without an erasure, that is what the import wrote.

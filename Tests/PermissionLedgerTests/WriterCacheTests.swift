@@ -101,6 +101,7 @@ import Testing
                 let store = LMDBStore(txn: txn, tables: ledger.tables, cacheLimit: 2, cache: cache)
                 let request = GroupCommitter.Request(events: (0..<6).map { observed($0, "again-\($0)") }, maxRejections: 1) { _ in }
                 _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { at })
+                try ledger.tables.keyRing?.syncNewKeys()
                 let kept = cache.lastChunks.count
                 cache.removeAll()
                 return (kept, cache.lastChunks.count + cache.tokenHashers.count + cache.eventKeys.count)

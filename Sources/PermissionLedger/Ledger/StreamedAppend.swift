@@ -103,11 +103,12 @@ extension Ledger {
         struct Restarted: Error {}
         var runs = 0
         do {
-            let summary = try environment.write { txn in
+            let summary = try tables.destroyingUncommittedKeys { try environment.write { txn in
                 // `write` runs its body again, from scratch, after growing a full map: the events pulled
                 // the first time are gone, so this append fails instead (having written nothing).
                 runs += 1
                 guard runs == 1 else { throw Restarted() }
+                try tables.keyRing?.destroyUncommitted()
                 var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
                 var pulled = 0
                 var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)
@@ -136,7 +137,7 @@ extension Ledger {
                 // The data keys this transaction made are durable before it commits the records they seal.
                 try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
                 return summary
-            }
+            } }
             try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary

@@ -16,8 +16,9 @@ import PermissionModel
 /// destroys a generation's key, starts a new generation for the data that comes after it.
 ///
 /// A slot never changes what it holds (it is only ever destroyed), so unwrapped keys are cached by slot: the
-/// table itself is read in the caller's transaction, and a key made by a transaction that aborts is simply never
-/// referred to. New slots are made durable by ``syncNewKeys()`` before the transaction that refers to them commits.
+/// table itself is read in the caller's transaction. New slots are made durable by ``syncNewKeys()`` before the
+/// transaction that refers to them commits; the slots of a write that does not commit are destroyed
+/// (``destroyUncommitted(after:)``), so that no key outlives the write that made it for data never committed.
 final class KeyRing: @unchecked Sendable {
     let ledgerKey: LedgerKey
     let store: KeyStore
@@ -55,6 +56,9 @@ final class KeyRing: @unchecked Sendable {
         let slot: UInt64
     }
     private var unsynced = false
+    /// The slots added since the last ``syncNewKeys()``, in the order they were added: those of the write under
+    /// way, or of writes that ended without reaching their commit.
+    private var uncommitted: [UInt64] = []
     /// Whether an erasure may have left slots to overwrite: set by an erasure this process wrote, and at first,
     /// for what another process's crash may have left.
     private var mayHavePendingDestruction = true
@@ -257,8 +261,27 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock {
             unwrapped[slot] = key
             unsynced = true
+            uncommitted.append(slot)
         }
         try txn.put(tables[.meta], key: Self.slotCountEntry, value: Keys.seq(slot + 1))
+    }
+
+    /// How many slots were added since the last ``syncNewKeys()``: what a nested transaction notes when it
+    /// starts, to destroy its own if it aborts (``destroyUncommitted(after:)``).
+    var uncommittedCount: Int { lock.withLock { uncommitted.count } }
+
+    /// Destroys the slots added since the last ``syncNewKeys()`` but the first `kept`, and forgets their keys.
+    ///
+    /// Called where a write ends without committing (it threw, or its nested transaction did), and as a write
+    /// starts, for an earlier write whose destruction failed or that ran again after its map grew: writes are
+    /// one at a time, so no transaction under way refers to those slots, and none ever will. A crash between the
+    /// abort and this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
+    func destroyUncommitted(after kept: Int = 0) throws(LedgerError) {
+        let slots = lock.withLock { Array(uncommitted.dropFirst(kept)) }
+        guard !slots.isEmpty else { return }
+        try store.destroy(slots)
+        forget(slots)
+        lock.withLock { uncommitted.removeLast(min(slots.count, uncommitted.count)) }
     }
 
     /// The `meta` entry that holds how many slots the key store had when a commit last added one. A writer
@@ -279,10 +302,30 @@ final class KeyRing: @unchecked Sendable {
         }
     }
 
-    /// Makes the keys added since the last call durable: called before a transaction that refers to them commits.
+    /// Makes the keys added since the last call durable: called before a transaction that refers to them commits,
+    /// which they then belong to (a commit that fails after this leaves them, referred to by nothing).
     func syncNewKeys() throws(LedgerError) {
         guard lock.withLock({ unsynced }) else { return }
         try store.sync()
-        lock.withLock { unsynced = false }
+        lock.withLock {
+            unsynced = false
+            uncommitted.removeAll()
+        }
+    }
+}
+
+extension Tables {
+    /// Runs `write`, a write transaction that may add data keys (map growth and all), and destroys the keys it
+    /// added when it throws (``KeyRing/destroyUncommitted(after:)``): their transaction never committed, so they
+    /// seal nothing that was stored, but what it wrote to the data file's free pages before it aborted may be
+    /// sealed under them. A failure to destroy them leaves them to the next write's start; `write`'s error is
+    /// what is thrown.
+    func destroyingUncommittedKeys<T, E: Error>(_ write: () throws(E) -> T) throws(E) -> T {
+        do {
+            return try write()
+        } catch {
+            try? keyRing?.destroyUncommitted()
+            throw error
+        }
     }
 }

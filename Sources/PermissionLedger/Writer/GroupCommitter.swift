@@ -210,8 +210,10 @@ final class GroupCommitter: @unchecked Sendable {
     static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
-            let head = try context.writerCache.write(context.environment) { txn, cache in
-                // The closure runs again from scratch when the map has to grow.
+            let head = try context.tables.destroyingUncommittedKeys { try context.writerCache.write(context.environment) { txn, cache in
+                // The closure runs again from scratch when the map has to grow: the keys of the run before are
+                // destroyed first.
+                try context.tables.keyRing?.destroyUncommitted()
                 results = []
                 var head = try Ledger.head(txn.reader, context.tables)
                 var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
@@ -225,8 +227,16 @@ final class GroupCommitter: @unchecked Sendable {
                             head = summary.head
                             results.append(.success(summary))
                         } else {
-                            let summary = try txn.nested { child in
-                                try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
+                            let kept = context.tables.keyRing?.uncommittedCount ?? 0
+                            let summary: Ledger.AppendSummary
+                            do {
+                                summary = try txn.nested { child in
+                                    try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
+                                }
+                            } catch {
+                                // What the nested transaction sealed is gone with it, and so are the keys it added.
+                                try context.tables.keyRing?.destroyUncommitted(after: kept)
+                                throw error
                             }
                             // The nested transaction changed what the shared store may have cached.
                             cache.removeAll()
@@ -242,7 +252,7 @@ final class GroupCommitter: @unchecked Sendable {
                 // The data keys this transaction made are durable before it commits the records they seal.
                 try syncNewKeys(context.tables, watch: context.watch, path: context.path)
                 return head
-            }
+            } }
             // The keys an erasure of this transaction marked destroyed are overwritten before its append returns.
             try context.tables.keyRing?.completeDestruction(context.environment, context.tables)
             return (results, head.seq)

@@ -1,0 +1,107 @@
+import Foundation
+import LMDB
+@_spi(StorageEngine) @testable import PermissionLedger
+import PermissionModel
+import Testing
+
+/// A write that does not commit destroys the data keys it added (``KeyRing/destroyUncommitted(after:)``): what it
+/// sealed under them was never stored, and no key outlives the write that made it.
+@Suite struct UncommittedKeysTests {
+    typealias G = GroupCommitTests
+
+    /// The slots of the key store that the ledger's `keys` table names.
+    static func namedSlots(_ ledger: Ledger) throws -> Set<UInt64> {
+        let keys = try #require(ledger.tables.keys)
+        return try ledger.environment.read { txn in
+            var named: Set<UInt64> = []
+            let cursor = try txn.cursor(keys)
+            var entry = try cursor.first()
+            while let (key, value) = entry {
+                // The list of slots an erasure left to overwrite is kept under a key no subject starts with.
+                if key.first != 0 { named.insert(KeyRing.decodeEntryValue(value).slot) }
+                entry = try cursor.next()
+            }
+            return named
+        }
+    }
+
+    /// Every slot of the key store is named by the `keys` table or destroyed; every slot named holds its key.
+    static func expectEverySlotNamedOrDestroyed(_ ledger: Ledger, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let ring = try #require(ledger.tables.keyRing)
+        let named = try namedSlots(ledger)
+        for slot in 0..<ring.store.slotCount {
+            let held = try ring.store.key(slot: slot) != nil
+            #expect(held == named.contains(slot), "slot \(slot): named \(named.contains(slot)), holds a key \(held)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Questions to subjects the ledger has not seen: each makes a subject's keys.
+    static func askedOfNewSubjects(_ numbers: Range<Int>) -> [PermissionEvent] {
+        numbers.map { G.asked($0, subject: "kid-\($0)") }
+    }
+
+    /// The question that ``GroupCommitTests/asked(_:subject:)`` asks.
+    static func question(_ number: Int) throws -> PermissionQuestion {
+        guard case .questionAsked(let question) = G.asked(number).payload else { throw EventRejection("not a question") }
+        return question
+    }
+
+    @Test func aRejectedBatchAndADryRunDestroyTheKeysTheyAdded() async throws {
+        try await withLedger { ledger in
+            try ledger.appendSynchronously([G.asked(1)])
+            let ring = try #require(ledger.tables.keyRing)
+            let before = ring.store.slotCount
+            #expect(throws: AppendRejected.self) {
+                try ledger.appendSynchronously(Self.askedOfNewSubjects(2..<4) + [G.answered(3, choice: "nope", subject: "kid-3")])
+            }
+            #expect(ring.store.slotCount > before, "the rejected batch added keys")
+            for slot in before..<ring.store.slotCount { #expect(try ring.store.key(slot: slot) == nil, "slot \(slot)") }
+            let dryRunFrom = ring.store.slotCount
+            #expect(try ledger.validate(Self.askedOfNewSubjects(4..<6)).head.seq == 3)
+            #expect(ring.store.slotCount > dryRunFrom, "the dry run added keys")
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            // The same events, accepted, make keys of their own and read back.
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(2..<4))
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            #expect(try await ledger.question(G.uuid(3))?.question == Self.question(3))
+        }
+    }
+
+    /// In a group, a request rejected in its nested transaction destroys its keys; the keys of the requests
+    /// committed beside it stay.
+    @Test func aRequestRejectedInItsNestedTransactionDestroysOnlyItsKeys() async throws {
+        try await withLedger { ledger in
+            let hold = G.WriterHold(ledger)
+            // The writer takes a first request and waits for the hold; the three after it are one group.
+            let first = Task { try await ledger.append(G.asked(1)) }
+            try await G.waitForQueue(ledger, waiting: 0, committing: 1)
+            let requests = [Self.askedOfNewSubjects(2..<3), Self.askedOfNewSubjects(3..<5) + [G.answered(4, choice: "nope", subject: "kid-4")],
+                            Self.askedOfNewSubjects(5..<7)]
+            var tasks: [Task<Bool, Never>] = []
+            for (index, events) in requests.enumerated() {
+                tasks.append(Task { (try? await ledger.append(events)) != nil })
+                try await G.waitForQueue(ledger, waiting: index + 1, committing: 1)
+            }
+            hold.release()
+            _ = try await first.value
+            var committed: [Bool] = []
+            for task in tasks { committed.append(await task.value) }
+            #expect(committed == [true, false, true])
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            for number in [2, 5, 6] { #expect(try await ledger.question(G.uuid(number))?.question == Self.question(number)) }
+            #expect(try await ledger.question(G.uuid(3)) == nil)
+        }
+    }
+
+    /// A map that fills is grown and the write run again: the keys of the run that did not commit are destroyed.
+    @Test func aWriteRunAgainAfterItsMapGrewDestroysTheKeysOfTheFirstRun() async throws {
+        try await withLedger(mapSize: 256 << 10) { ledger in
+            let mapSize = ledger.environment.mapSize
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<400))
+            #expect(ledger.environment.mapSize > mapSize, "the map grew")
+            let ring = try #require(ledger.tables.keyRing)
+            #expect(ring.store.slotCount > UInt64(try Self.namedSlots(ledger).count), "the first run added keys")
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+        }
+    }
+}
