@@ -93,6 +93,27 @@ import Testing
         }
     }
 
+    /// Writes of two threads at once, one rejected again and again: every key a commit names still opens, and
+    /// every other is destroyed.
+    @Test func aRejectedWriteNeverDestroysTheKeysOfAnotherThreadsWrite() async throws {
+        try await withLedger(mapSize: 16 << 20) { ledger in
+            let rejecting = Task.detached {
+                for number in 1_000..<1_200 {
+                    _ = try? ledger.appendSynchronously(Self.askedOfNewSubjects(number..<(number + 1))
+                        + [G.answered(number, choice: "nope", subject: "kid-\(number)")])
+                }
+            }
+            // Appends of every subject at once, so that the writer thread commits while the other thread is rejected.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for number in 0..<60 { group.addTask { try await ledger.append(Self.askedOfNewSubjects(number..<(number + 1))) } }
+                try await group.waitForAll()
+            }
+            await rejecting.value
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            for number in 0..<60 { #expect(try await ledger.question(G.uuid(number))?.question == Self.question(number)) }
+        }
+    }
+
     /// A map that fills is grown and the write run again: the keys of the run that did not commit are destroyed.
     @Test func aWriteRunAgainAfterItsMapGrewDestroysTheKeysOfTheFirstRun() async throws {
         try await withLedger(mapSize: 256 << 10) { ledger in

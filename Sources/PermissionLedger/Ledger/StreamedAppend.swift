@@ -103,12 +103,15 @@ extension Ledger {
         struct Restarted: Error {}
         var runs = 0
         do {
-            let summary = try tables.destroyingUncommittedKeys { try environment.write { txn in
+            let summary = try environment.write { txn in
                 // `write` runs its body again, from scratch, after growing a full map: the events pulled
                 // the first time are gone, so this append fails instead (having written nothing).
                 runs += 1
                 guard runs == 1 else { throw Restarted() }
+                // The data keys of a write that did not commit are destroyed, and this one's when it throws
+                // (``KeyRing/destroyUncommitted(after:)``).
                 try tables.keyRing?.destroyUncommitted()
+                defer { try? tables.keyRing?.destroyUncommitted() }
                 var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
                 var pulled = 0
                 var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)
@@ -137,7 +140,7 @@ extension Ledger {
                 // The data keys this transaction made are durable before it commits the records they seal.
                 try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
                 return summary
-            } }
+            }
             try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)
             return summary

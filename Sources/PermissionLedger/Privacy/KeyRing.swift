@@ -272,10 +272,12 @@ final class KeyRing: @unchecked Sendable {
 
     /// Destroys the slots added since the last ``syncNewKeys()`` but the first `kept`, and forgets their keys.
     ///
-    /// Called where a write ends without committing (it threw, or its nested transaction did), and as a write
-    /// starts, for an earlier write whose destruction failed or that ran again after its map grew: writes are
-    /// one at a time, so no transaction under way refers to those slots, and none ever will. A crash between the
-    /// abort and this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
+    /// Called inside a write transaction, where no other write of this process can be under way: as each run of a
+    /// write starts (for a run that did not commit: one whose map grew, or whose destruction failed), as it ends
+    /// (after ``syncNewKeys()`` there is nothing left: only a run that throws destroys its keys), and where a
+    /// nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
+    /// between the abort and this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
+    /// Called outside a write transaction, it could destroy the keys of another thread's write under way.
     func destroyUncommitted(after kept: Int = 0) throws(LedgerError) {
         let slots = lock.withLock { Array(uncommitted.dropFirst(kept)) }
         guard !slots.isEmpty else { return }
@@ -310,22 +312,6 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock {
             unsynced = false
             uncommitted.removeAll()
-        }
-    }
-}
-
-extension Tables {
-    /// Runs `write`, a write transaction that may add data keys (map growth and all), and destroys the keys it
-    /// added when it throws (``KeyRing/destroyUncommitted(after:)``): their transaction never committed, so they
-    /// seal nothing that was stored, but what it wrote to the data file's free pages before it aborted may be
-    /// sealed under them. A failure to destroy them leaves them to the next write's start; `write`'s error is
-    /// what is thrown.
-    func destroyingUncommittedKeys<T, E: Error>(_ write: () throws(E) -> T) throws(E) -> T {
-        do {
-            return try write()
-        } catch {
-            try? keyRing?.destroyUncommitted()
-            throw error
         }
     }
 }

@@ -210,10 +210,11 @@ final class GroupCommitter: @unchecked Sendable {
     static func commit(_ group: [Request], context: Context) -> (results: [Result<Ledger.AppendSummary, any Error>], head: UInt64?) {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
-            let head = try context.tables.destroyingUncommittedKeys { try context.writerCache.write(context.environment) { txn, cache in
-                // The closure runs again from scratch when the map has to grow: the keys of the run before are
-                // destroyed first.
+            let head = try context.writerCache.write(context.environment) { txn, cache in
+                // The closure runs again from scratch when the map has to grow. The data keys of a run that did not
+                // commit are destroyed, and this run's when it throws (``KeyRing/destroyUncommitted(after:)``).
                 try context.tables.keyRing?.destroyUncommitted()
+                defer { try? context.tables.keyRing?.destroyUncommitted() }
                 results = []
                 var head = try Ledger.head(txn.reader, context.tables)
                 var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
@@ -252,7 +253,7 @@ final class GroupCommitter: @unchecked Sendable {
                 // The data keys this transaction made are durable before it commits the records they seal.
                 try syncNewKeys(context.tables, watch: context.watch, path: context.path)
                 return head
-            } }
+            }
             // The keys an erasure of this transaction marked destroyed are overwritten before its append returns.
             try context.tables.keyRing?.completeDestruction(context.environment, context.tables)
             return (results, head.seq)
