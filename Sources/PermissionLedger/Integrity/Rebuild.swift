@@ -154,6 +154,8 @@ extension Ledger {
             // map, whose file already holds room for twice the pages in use: see `Environment.resizeMap(to:)`).
             try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
+                // The keys a write that did not commit left (its destruction failed) go first, as every write's do.
+                try tables.keyRing?.destroyUncommitted()
                 for (_, db) in tables.derived { try txn.drop(db) }
                 // Tables of earlier versions that this one no longer keeps: their pages would otherwise stay in use.
                 for name in StorageTable.retiredNames { try txn.deleteDatabase(named: name) }
