@@ -15,8 +15,8 @@ import Darwin
 /// - `SIGBUS` and `SIGSEGV`: a handler writes the line and exits 3 when the fault's address lies in a ledger's
 ///   memory map or within the reach of LMDB's pointers past it (``StorageFaults/dataFile(reaching:)``). A fault
 ///   elsewhere is a bug, not damage: the handler puts the previous action back (the Swift runtime's crash
-///   report, or the default) and returns, so the fault happens again and the process dies of it. Swift's
-///   traps (`SIGILL`, `SIGTRAP`) are never caught.
+///   report, or the default) and returns, so the fault happens again and the process dies of it; a signal another
+///   process sent is raised again under that action. Swift's traps (`SIGILL`, `SIGTRAP`) are never caught.
 ///
 /// The line names the data file, not the `seq`: the fault stops the read wherever it is.
 enum DamageReporting {
@@ -59,15 +59,19 @@ enum DamageReporting {
     }()
 }
 
-/// The fault handler: only async-signal-safe calls (`write`, `strlen`, `sigaction`, `_exit`) and static text.
+/// The fault handler: only async-signal-safe calls (`write`, `strlen`, `sigaction`, `raise`, `_exit`) and static text.
 private func handleFault(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo_t>?, _: UnsafeMutableRawPointer?) {
     #if canImport(Darwin)
     let address = info?.pointee.si_addr
     #else
     let address = info?.pointee._sifields._sigfault.si_addr
     #endif
-    guard let dataFile = StorageFaults.dataFile(reaching: address) else {
+    // A signal another process sent (`kill`, whose `si_code` is not positive) carries no fault address, and
+    // returning would not bring it again: it is raised again under the previous action, as if never caught.
+    let sent = (info?.pointee.si_code ?? 0) <= 0
+    guard !sent, let dataFile = StorageFaults.dataFile(reaching: address) else {
         sigaction(signal, DamageReporting.previousActions + Int(signal == SIGBUS ? 0 : 1), nil)
+        if sent { raise(signal) }
         return
     }
     func put(_ text: StaticString) { _ = write(STDERR_FILENO, text.utf8Start, text.utf8CodeUnitCount) }

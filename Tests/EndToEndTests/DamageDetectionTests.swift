@@ -226,6 +226,34 @@ struct DamageDetectionTests {
         }
     }
 
+    @Test("SIGSEGV sent by another process kills the tool, as it would without the handler for faults in the data file")
+    func aSegmentationSignalSentKillsTheTool() throws {
+        try withFixtureLedger("family-day.jsonl") { _, ledger in
+            // An export into a pipe nobody drains: it blocks in its write, its handlers installed.
+            let process = Process()
+            process.executableURL = Tool.executable
+            process.arguments = ["export", "--ledger", ledger]
+            var environment = ProcessInfo.processInfo.environment
+            environment["SWIFT_BACKTRACE"] = "enable=no"
+            process.environment = environment
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try spawn(process)
+            #expect(try pipe.fileHandleForReading.read(upToCount: 1) == Data("{".utf8))
+            kill(process.processIdentifier, SIGSEGV)
+            let deadline = Date().addingTimeInterval(60)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                Issue.record("the tool lived on after SIGSEGV")
+                kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGSEGV,
+                    "\(process.terminationReason) \(process.terminationStatus)")
+        }
+    }
+
     @Test("a record that claims to run past the end of the file: exit 4 naming its seq, found before a read of it could raise SIGBUS")
     func recordPastTheEndOfTheFile() throws {
         try withSandbox { sandbox in
