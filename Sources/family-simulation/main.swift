@@ -2,22 +2,31 @@
 // for permission to talk to their friends. Some asks fail, some are canceled, the guardian approves,
 // declines or ignores the rest, and a sweep expires what was ignored. Subscribers print what they see.
 //
-//   swift run family-simulation [--ledger PATH]
+//   swift run family-simulation [--ledger PATH] [--expires-in SECONDS]
 //
-// Without --ledger the ledger lives in a temporary directory that is removed at the end. The order of
+// Without --ledger the ledger lives in a temporary directory that is removed at the end. The questions expire
+// --expires-in seconds after the start (1.5 by default): every ask and answer must be recorded before then. The order of
 // the live lines varies from run to run (the tasks are concurrent); the summary at the end does not.
 import Foundation
 import PermissionLedger
 import PermissionModel
 
+func usage() -> Never {
+    print("usage: family-simulation [--ledger PATH] [--expires-in SECONDS]")
+    exit(2)
+}
+
 var ledgerPath: String?
+var expiresIn = 1.5
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--ledger": ledgerPath = arguments.next()
+    case "--expires-in":
+        guard let seconds = arguments.next().flatMap(Double.init), seconds > 0, seconds <= 3600 else { usage() }
+        expiresIn = seconds
     default:
-        print("usage: family-simulation [--ledger PATH]")
-        exit(2)
+        usage()
     }
 }
 let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("family-simulation-\(getpid())").path
@@ -49,7 +58,7 @@ func friend(child: Int, _ index: Int) throws -> CommunicationHandle {
 
 /// Questions the children sent, for the guardian to answer.
 let (inbox, inboxWriter) = AsyncStream.makeStream(of: (subject: String, question: PermissionQuestion, plan: Plan).self)
-let expiry = Timestamp(Date().addingTimeInterval(1.5))
+let expiry = Timestamp(Date().addingTimeInterval(expiresIn))
 
 print("ledger: \(path)")
 print("\(children.count) children ask about \(friendsPerChild) friends each, in concurrent tasks\n")
