@@ -127,11 +127,12 @@ import Testing
 
 /// `export --follow`: a subscription in another process than the writers.
 @Suite(.timeLimit(.minutes(10))) struct FollowTests {
-    /// Reads lines from `handle` until `count` have arrived or a minute has passed.
+    /// Reads lines from `handle` until `count` have arrived or five minutes have passed: a deadline for a hang,
+    /// not for speed (the writer's imports, each flushed to disk, may be slow on a loaded machine).
     static func readLines(_ handle: FileHandle, count: Int) -> [String] {
         var buffer = Data()
         var lines: [String] = []
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(300)
         while lines.count < count, Date() < deadline {
             let chunk = handle.availableData
             if chunk.isEmpty { break }  // end of file: the follower exited
