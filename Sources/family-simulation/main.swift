@@ -4,9 +4,10 @@
 //
 //   swift run family-simulation [--ledger PATH] [--expires-in SECONDS]
 //
-// Without --ledger the ledger lives in a temporary directory that is removed at the end. The questions expire
-// --expires-in seconds after the start (1.5 by default): every ask and answer must be recorded before then. The order of
-// the live lines varies from run to run (the tasks are concurrent); the summary at the end does not.
+// Without --ledger the ledger lives in a temporary directory that is removed at the end. The questions
+// expire --expires-in seconds after the start (1.5 by default): every ask and answer must be recorded
+// before then. The order of the live lines varies from run to run (the tasks are concurrent); the summary
+// at the end does not.
 import Foundation
 import PermissionLedger
 import PermissionModel

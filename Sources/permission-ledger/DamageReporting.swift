@@ -66,9 +66,14 @@ private func handleFault(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo_t
     #else
     let address = info?.pointee._sifields._sigfault.si_addr
     #endif
-    // A signal another process sent (`kill`, whose `si_code` is not positive) carries no fault address, and
-    // returning would not bring it again: it is raised again under the previous action, as if never caught.
+    // A signal another process sent (`kill`) carries no fault address, and returning would not bring it again:
+    // it is raised again under the previous action, as if never caught.
+    #if canImport(Darwin)
+    let sent = info.map { $0.pointee.si_code == SI_USER || $0.pointee.si_code == SI_QUEUE } ?? true
+    #else
+    // Linux: a fault's code is positive; `kill`'s (SI_USER), `sigqueue`'s and `tgkill`'s are not.
     let sent = (info?.pointee.si_code ?? 0) <= 0
+    #endif
     guard !sent, let dataFile = StorageFaults.dataFile(reaching: address) else {
         sigaction(signal, DamageReporting.previousActions + Int(signal == SIGBUS ? 0 : 1), nil)
         if sent { raise(signal) }

@@ -276,7 +276,7 @@ final class KeyRing: @unchecked Sendable {
     /// write starts (for a run that did not commit: one whose map grew, or whose destruction failed), as it ends
     /// (after ``syncNewKeys()`` there is nothing left: only a run that throws destroys its keys), and where a
     /// nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
-    /// between the abort and this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
+    /// before this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
     /// Called outside a write transaction, it could destroy the keys of another thread's write under way.
     func destroyUncommitted(after kept: Int = 0) throws(LedgerError) {
         let slots = lock.withLock { Array(uncommitted.dropFirst(kept)) }
