@@ -154,44 +154,45 @@ extension Ledger {
             // map, whose file already holds room for twice the pages in use: see `Environment.resizeMap(to:)`).
             try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
-                // The keys a write that did not commit left (its destruction failed) go first, as every write's do.
-                try tables.keyRing?.destroyUncommitted()
-                for (_, db) in tables.derived { try txn.drop(db) }
-                // Tables of earlier versions that this one no longer keeps: their pages would otherwise stay in use.
-                for name in StorageTable.retiredNames { try txn.deleteDatabase(named: name) }
-                try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
-                let store = LMDBStore(txn: txn, tables: tables, cacheLimit: tuning.cacheLimit)
-                store.rewritesLog = false
-                store.heldRowLimit = tuning.heldRowLimit
-                var projector = Projector(store: store, head: .empty)
-                let total = try Ledger.head(txn.reader, tables).seq
-                func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
-                    if event.seq! % cancellationInterval == 0 {
-                        try tuning.cancellation?.check()
-                        tuning.progress?(LedgerProgress(completed: event.seq!, total: total))
+                // The keys a write that did not commit left go first, as every write's do, and this one's if it throws.
+                try KeyRing.writing(tables.keyRing) {
+                    for (_, db) in tables.derived { try txn.drop(db) }
+                    // Tables of earlier versions that this one no longer keeps: their pages would otherwise stay in use.
+                    for name in StorageTable.retiredNames { try txn.deleteDatabase(named: name) }
+                    try txn.put(tables.meta, key: Array("projections".utf8), value: [Ledger.projectionsVersion])
+                    let store = LMDBStore(txn: txn, tables: tables, cacheLimit: tuning.cacheLimit)
+                    store.rewritesLog = false
+                    store.heldRowLimit = tuning.heldRowLimit
+                    var projector = Projector(store: store, head: .empty)
+                    let total = try Ledger.head(txn.reader, tables).seq
+                    func apply(_ event: PermissionEvent, _ record: [UInt8], _ hash: ChainHash) throws {
+                        if event.seq! % cancellationInterval == 0 {
+                            try tuning.cancellation?.check()
+                            tuning.progress?(LedgerProgress(completed: event.seq!, total: total))
+                        }
+                        // The log's rules held when it was written: an event they now turn away, or that does not
+                        // land at its own seq (a duplicate), is damage, and no projection is kept from it.
+                        let outcome: AppendOutcome
+                        do {
+                            outcome = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record, storedHash: hash)
+                        } catch let rejection as EventRejection {
+                            throw LedgerError(.damaged, "the event breaks a rule of the log: \(rejection)", seq: event.seq!)
+                        }
+                        guard outcome == .appended(seq: event.seq!) else {
+                            throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
+                        }
                     }
-                    // The log's rules held when it was written: an event they now turn away, or that does not
-                    // land at its own seq (a duplicate), is damage, and no projection is kept from it.
-                    let outcome: AppendOutcome
-                    do {
-                        outcome = try projector.apply(event, clock: { event.recordedAt! }, storedRecord: record, storedHash: hash)
-                    } catch let rejection as EventRejection {
-                        throw LedgerError(.damaged, "the event breaks a rule of the log: \(rejection)", seq: event.seq!)
-                    }
-                    guard outcome == .appended(seq: event.seq!) else {
-                        throw LedgerError(.damaged, "the event duplicates an earlier one", seq: event.seq!)
-                    }
+                    // Read ahead on a second thread; on this one with one core, or when no reader slot is free for
+                    // the second thread's transaction (this one's write transaction needs none).
+                    let readAhead = try tuning.readAheadBatchSize.map { try LogReadAhead.forEach(environment, tables, batchSize: $0, apply) }
+                    if readAhead != true { try StoredLog.forEach(txn.reader, tables, apply) }
+                    try store.flushHeldRows()
+                    try tuning.cancellation?.check()
+                    tuning.progress?(LedgerProgress(completed: total, total: total))
+                    // A rebuild finds every key it uses named already; were it to add one, it belongs to this commit
+                    // (``KeyRing/syncNewKeys()``), not to the keys of a write that did not commit.
+                    try tables.keyRing?.syncNewKeys()
                 }
-                // Read ahead on a second thread; on this one with one core, or when no reader slot is free for
-                // the second thread's transaction (this one's write transaction needs none).
-                let readAhead = try tuning.readAheadBatchSize.map { try LogReadAhead.forEach(environment, tables, batchSize: $0, apply) }
-                if readAhead != true { try StoredLog.forEach(txn.reader, tables, apply) }
-                try store.flushHeldRows()
-                try tuning.cancellation?.check()
-                tuning.progress?(LedgerProgress(completed: total, total: total))
-                // A rebuild finds every key it uses named already; were it to add one, it belongs to this commit
-                // (``KeyRing/syncNewKeys()``), not to the keys of a write that did not commit.
-                try tables.keyRing?.syncNewKeys()
             }
             try environment.sync(force: true)
         } catch let cancelled as CancellationError {

@@ -274,11 +274,11 @@ public final class Ledger: Sendable {
                 if filling.madeHandleValues, !isNew, let keyRing = filling.keyRing {
                     options.logger.notice("filling the handle values of a ledger that has none from its log", metadata: ["path": "\(path)"])
                     try environment.write { txn in
-                        try keyRing.destroyUncommitted()
-                        defer { try? keyRing.destroyUncommitted() }
-                        try HandleDirectory.fill(txn, filling, keyRing)
-                        // The values keys made are durable before the transaction that names them commits.
-                        try keyRing.syncNewKeys()
+                        try KeyRing.writing(keyRing) {
+                            try HandleDirectory.fill(txn, filling, keyRing)
+                            // The values keys made are durable before the transaction that names them commits.
+                            try keyRing.syncNewKeys()
+                        }
                     }
                 }
             } catch let error as LedgerError {
@@ -482,17 +482,17 @@ public final class Ledger: Sendable {
         let request = GroupCommitter.Request(events: events, maxRejections: maxRejections, storedElsewhere: storedElsewhere) { _ in }
         do {
             let summary = try writerCache.write(environment) { txn, cache in
-                // The closure runs again from scratch when the map has to grow. The data keys of a run that did not
-                // commit are destroyed, and this run's when it throws (``KeyRing/destroyUncommitted(after:)``).
-                try tables.keyRing?.destroyUncommitted()
-                defer { try? tables.keyRing?.destroyUncommitted() }
-                let summary = try GroupCommitter.apply(
-                    request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
-                    clock: options.clock, progress: progress)
-                if dryRun { throw DryRun(summary: summary) }
-                // The data keys this transaction made are durable before it commits the records they seal.
-                try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
-                return summary
+                // The closure runs again from scratch when the map has to grow: the data keys of a run that did not
+                // commit are destroyed, and this run's when it throws.
+                return try KeyRing.writing(tables.keyRing) {
+                    let summary = try GroupCommitter.apply(
+                        request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
+                        clock: options.clock, progress: progress)
+                    if dryRun { throw DryRun(summary: summary) }
+                    // The data keys this transaction made are durable before it commits the records they seal.
+                    try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
+                    return summary
+                }
             }
             try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)

@@ -108,38 +108,37 @@ extension Ledger {
                 // the first time are gone, so this append fails instead (having written nothing).
                 runs += 1
                 guard runs == 1 else { throw Restarted() }
-                // The data keys of a write that did not commit are destroyed, and this one's when it throws
-                // (``KeyRing/destroyUncommitted(after:)``).
-                try tables.keyRing?.destroyUncommitted()
-                defer { try? tables.keyRing?.destroyUncommitted() }
-                var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
-                var pulled = 0
-                var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)
-                summary.head = try GroupCommitter.apply(
-                    {
-                        pulled += 1
-                        if pulled.isMultiple(of: Self.streamResidencyCheckInterval) {
-                            residency.releaseIfOverBudget()
-                        }
-                        do {
-                            return try next()
-                        } catch {
-                            throw Pulled(error: error)
-                        }
-                    },
-                    // Caches of 200,000 question definitions (the default) would take some 200 MB.
-                    store: LMDBStore(txn: txn, tables: tables, cacheLimit: options.streamCacheLimit), head: try Self.head(txn.reader, tables),
-                    clock: options.clock, maxRejections: maxRejections, progress: progress,
-                    outcome: { outcome in
-                        switch outcome {
-                        case .appended: summary.appended += 1
-                        case .duplicate: summary.duplicates += 1
-                        }
-                    },
-                    rejected: onRejection)
-                // The data keys this transaction made are durable before it commits the records they seal.
-                try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
-                return summary
+                // The data keys of a write that did not commit are destroyed, and this one's when it throws.
+                return try KeyRing.writing(tables.keyRing) {
+                    var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
+                    var pulled = 0
+                    var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)
+                    summary.head = try GroupCommitter.apply(
+                        {
+                            pulled += 1
+                            if pulled.isMultiple(of: Self.streamResidencyCheckInterval) {
+                                residency.releaseIfOverBudget()
+                            }
+                            do {
+                                return try next()
+                            } catch {
+                                throw Pulled(error: error)
+                            }
+                        },
+                        // Caches of 200,000 question definitions (the default) would take some 200 MB.
+                        store: LMDBStore(txn: txn, tables: tables, cacheLimit: options.streamCacheLimit), head: try Self.head(txn.reader, tables),
+                        clock: options.clock, maxRejections: maxRejections, progress: progress,
+                        outcome: { outcome in
+                            switch outcome {
+                            case .appended: summary.appended += 1
+                            case .duplicate: summary.duplicates += 1
+                            }
+                        },
+                        rejected: onRejection)
+                    // The data keys this transaction made are durable before it commits the records they seal.
+                    try GroupCommitter.syncNewKeys(tables, watch: watch, path: path)
+                    return summary
+                }
             }
             try tables.keyRing?.completeDestruction(environment, tables)
             try finishSynchronousCommit(through: summary.head.seq)

@@ -277,13 +277,24 @@ final class KeyRing: @unchecked Sendable {
     /// (after ``syncNewKeys()`` there is nothing left: only a run that throws destroys its keys), and where a
     /// nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
     /// before this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
-    /// Called outside a write transaction, it could destroy the keys of another thread's write under way.
+    /// Called outside a write transaction, it could destroy the keys of another thread's write under way. The write
+    /// paths call it through ``writing(_:_:)``.
     func destroyUncommitted(after kept: Int = 0) throws(LedgerError) {
         let slots = lock.withLock { Array(uncommitted.dropFirst(kept)) }
         guard !slots.isEmpty else { return }
         try store.destroy(slots)
         forget(slots)
         lock.withLock { uncommitted.removeLast(min(slots.count, uncommitted.count)) }
+    }
+
+    /// Runs one run of a write transaction's body, inside that transaction, keeping the rule of
+    /// ``destroyUncommitted(after:)``: the slots a write that did not commit left are destroyed as the run starts,
+    /// and the slots this run added when it throws (after ``syncNewKeys()``, which the body calls before it returns,
+    /// there are none left). Every writing path runs its body through this, so that none forgets either half.
+    static func writing<Result>(_ keyRing: KeyRing?, _ body: () throws -> Result) throws -> Result {
+        try keyRing?.destroyUncommitted()
+        defer { try? keyRing?.destroyUncommitted() }
+        return try body()
     }
 
     /// The `meta` entry that holds how many slots the key store had when a commit last added one. A writer

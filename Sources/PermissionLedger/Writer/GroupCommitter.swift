@@ -211,48 +211,48 @@ final class GroupCommitter: @unchecked Sendable {
         var results: [Result<Ledger.AppendSummary, any Error>] = []
         do {
             let head = try context.writerCache.write(context.environment) { txn, cache in
-                // The closure runs again from scratch when the map has to grow. The data keys of a run that did not
-                // commit are destroyed, and this run's when it throws (``KeyRing/destroyUncommitted(after:)``).
-                try context.tables.keyRing?.destroyUncommitted()
-                defer { try? context.tables.keyRing?.destroyUncommitted() }
-                results = []
-                var head = try Ledger.head(txn.reader, context.tables)
-                var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
-                for request in group {
-                    do {
-                        if group.count == 1 || (request.events.count == 1 && request.events[0].erasedFields == nil) {
-                            // A rejected event writes nothing, so a single event needs no nested transaction
-                            // (and a lone request's rejection aborts the whole transaction below). An event
-                            // in its erased form is written before it is rejected (``AwaitedErasures``).
-                            let summary = try apply(request, store: store, head: head, clock: context.clock)
-                            head = summary.head
-                            results.append(.success(summary))
-                        } else {
-                            let kept = context.tables.keyRing?.uncommittedCount ?? 0
-                            let summary: Ledger.AppendSummary
-                            do {
-                                summary = try txn.nested { child in
-                                    try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
+                // The closure runs again from scratch when the map has to grow: the data keys of a run that did not
+                // commit are destroyed, and this run's when it throws.
+                return try KeyRing.writing(context.tables.keyRing) {
+                    results = []
+                    var head = try Ledger.head(txn.reader, context.tables)
+                    var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
+                    for request in group {
+                        do {
+                            if group.count == 1 || (request.events.count == 1 && request.events[0].erasedFields == nil) {
+                                // A rejected event writes nothing, so a single event needs no nested transaction
+                                // (and a lone request's rejection aborts the whole transaction below). An event
+                                // in its erased form is written before it is rejected (``AwaitedErasures``).
+                                let summary = try apply(request, store: store, head: head, clock: context.clock)
+                                head = summary.head
+                                results.append(.success(summary))
+                            } else {
+                                let kept = context.tables.keyRing?.uncommittedCount ?? 0
+                                let summary: Ledger.AppendSummary
+                                do {
+                                    summary = try txn.nested { child in
+                                        try apply(request, store: LMDBStore(txn: child, tables: context.tables), head: head, clock: context.clock)
+                                    }
+                                } catch {
+                                    // What the nested transaction sealed is gone with it, and so are the keys it added.
+                                    try context.tables.keyRing?.destroyUncommitted(after: kept)
+                                    throw error
                                 }
-                            } catch {
-                                // What the nested transaction sealed is gone with it, and so are the keys it added.
-                                try context.tables.keyRing?.destroyUncommitted(after: kept)
-                                throw error
+                                // The nested transaction changed what the shared store may have cached.
+                                cache.removeAll()
+                                store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
+                                head = summary.head
+                                results.append(.success(summary))
                             }
-                            // The nested transaction changed what the shared store may have cached.
-                            cache.removeAll()
-                            store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
-                            head = summary.head
-                            results.append(.success(summary))
+                        } catch let rejected as AppendRejected {
+                            if group.count == 1 { throw rejected }
+                            results.append(.failure(rejected))
                         }
-                    } catch let rejected as AppendRejected {
-                        if group.count == 1 { throw rejected }
-                        results.append(.failure(rejected))
                     }
+                    // The data keys this transaction made are durable before it commits the records they seal.
+                    try syncNewKeys(context.tables, watch: context.watch, path: context.path)
+                    return head
                 }
-                // The data keys this transaction made are durable before it commits the records they seal.
-                try syncNewKeys(context.tables, watch: context.watch, path: context.path)
-                return head
             }
             // The keys an erasure of this transaction marked destroyed are overwritten before its append returns.
             try context.tables.keyRing?.completeDestruction(context.environment, context.tables)
