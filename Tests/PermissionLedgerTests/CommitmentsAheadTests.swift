@@ -101,7 +101,7 @@ import Testing
         func prepared(_ ahead: CommitmentsAhead.Made?) throws -> [UInt8]? {
             try SealedRecord.prepare(
                 event, seq: 7, recordedAt: SealedRecordTests.recordedAt, eventKey: dayKey,
-                tokens: TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey)), secrets: secrets, ahead: ahead
+                token: TokenHasher(tokenKey: DataKeys.tokenKey(lookupKey: lookupKey)).token, secrets: secrets, ahead: ahead
             ).salt
         }
         let fields = PersonalFields(of: event).encoded()

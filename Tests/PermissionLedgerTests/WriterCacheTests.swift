@@ -111,6 +111,40 @@ import Testing
         }
     }
 
+    /// The tokens of a subject's handles are made once and kept for its next events, up to the cache's limit, all
+    /// forgotten when it is reached: a long streamed append over many handles holds a bounded number.
+    @Test func theTokensKeptAreEachHandlesAndStayWithinTheirLimit() async throws {
+        let at = Timestamp(microseconds: 1_795_000_000_000_000)
+        func handle(_ n: Int) -> CommunicationHandle { try! CommunicationHandle(value: "h-\(n)", kind: .custom) }
+        func observed(_ handles: [Int], _ id: String) -> PermissionEvent {
+            PermissionEvent(id: id, subject: "kid-1", occurredAt: at, recordedAt: at,
+                            payload: .handlesObserved(checked: handles.map(handle), known: handles.map(handle)))
+        }
+        try await withLedger(mapSize: 8 << 20) { ledger in
+            try ledger.writerCache.write(ledger.environment) { txn, _ in
+                func apply(_ events: [PermissionEvent], _ cache: WriterCache) throws {
+                    let store = LMDBStore(txn: txn, tables: ledger.tables, cache: cache)
+                    let request = GroupCommitter.Request(events: events, maxRejections: 1) { _ in }
+                    _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { at })
+                }
+                let kept = WriterCache()
+                try apply([observed([0, 1, 2], "first"), observed([1, 2, 3], "second")], kept)
+                let tokens = try #require(kept.tokenHashers[ByteKey(Array("kid-1".utf8))])
+                #expect(kept.tokensMade == 4 && tokens.made.count == 4, "a handle seen again is not hashed again")
+                for n in 0..<4 {
+                    #expect(tokens.made[handle(n)]?.bytes == tokens.hasher.token(handle(n)))
+                    #expect(tokens.made[handle(n)]?.handle == tokens.hasher.tokenHandle(handle(n)))
+                }
+
+                let bounded = WriterCache(tokenLimit: 4)
+                try apply((0..<5).map { observed([10 + 3 * $0, 11 + 3 * $0, 12 + 3 * $0], "more-\($0)") }, bounded)
+                let made = bounded.tokenHashers.values.map(\.made.count).reduce(0, +)
+                #expect(bounded.tokensMade == made && made >= 1 && made <= 4, "\(made) tokens kept, at most 4")
+                try ledger.tables.keyRing?.syncNewKeys()
+            }
+        }
+    }
+
     /// Writes that do not commit (a dry run, a rejected batch) must leave nothing they learned behind.
     @Test func writesThatDoNotCommitLeaveNothingBehind() async throws {
         try await withLedger { ledger in

@@ -68,9 +68,6 @@ final class LMDBStore: ProjectionStore {
 
     /// The seq of the event whose record was made last: the one the rules are applying.
     private var recordingSeq: UInt64 = 0
-    /// The tokens of the handles of the event whose record was made last, of its subject: the rules look its
-    /// handles up and write their rows, and each would otherwise be hashed again each time.
-    private var recordingTokens: (subject: String, tokens: [CommunicationHandle: CommunicationHandle]) = ("", [:])
 
     /// `handle` as the tables hold it: in a ledger whose personal fields are sealed, appended events' handles
     /// are replaced by their tokens (``TokenHasher/tokenHandle(_:)``); a rebuild reads the tokens from the
@@ -78,20 +75,36 @@ final class LMDBStore: ProjectionStore {
     private func stored(_ handle: CommunicationHandle, subject: String) throws -> CommunicationHandle {
         if let token = DataKeys.givenToken(handle) { return token }
         guard rewritesLog, let keyRing = tables.keyRing else { return handle }
-        if recordingTokens.subject == subject, let token = recordingTokens.tokens[handle] { return token }
-        return try tokenHasher(subject: subject, keyRing).tokenHandle(handle)
+        if recordingTokens.subject == subject, let tokens = recordingTokens.tokens { return token(of: handle, tokens).handle }
+        return token(of: handle, try tokens(of: subject, keyRing)).handle
     }
 
-    /// The token hash of `subject`'s handles in the event being written, found once and kept in ``cache``: a
-    /// subject's lookup key holds from one seq on, so one found for an earlier event holds for a later one until a
-    /// new generation starts, which only an erasure does (``erase(subject:_:seq:recordedAt:)`` empties the cache).
-    private func tokenHasher(subject: String, _ keyRing: KeyRing) throws -> TokenHasher {
+    /// The tokens of the subject of the event whose record was made last: the rules look its handles up and write
+    /// their rows, and each would otherwise find the subject's tokens again.
+    private var recordingTokens: (subject: String, tokens: WriterCache.SubjectTokens?) = ("", nil)
+
+    /// The token hash of `subject`'s handles in the event being written, with the tokens it made, found once and
+    /// kept in ``cache``: a subject's lookup key holds from one seq on, so one found for an earlier event holds for a
+    /// later one until a new generation starts, which only an erasure does (``erase(subject:_:seq:recordedAt:)``
+    /// empties the cache).
+    private func tokens(of subject: String, _ keyRing: KeyRing) throws -> WriterCache.SubjectTokens {
         let key = ByteKey(Array(subject.utf8))
         if let known = cache.tokenHashers[key] { return known }
-        if cache.tokenHashers.count >= cacheLimit { cache.tokenHashers.removeAll() }
-        let hasher = try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq)
-        cache.tokenHashers[key] = hasher
-        return hasher
+        if cache.tokenHashers.count >= cacheLimit { cache.forgetTokens(); cache.tokenHashers.removeAll() }
+        let tokens = WriterCache.SubjectTokens(hasher: try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq))
+        cache.tokenHashers[key] = tokens
+        return tokens
+    }
+
+    /// The token of `handle` among a subject's `tokens`, made once and kept (up to ``WriterCache/tokenLimit``).
+    private func token(of handle: CommunicationHandle, _ tokens: WriterCache.SubjectTokens) -> WriterCache.Token {
+        if let known = tokens.made[handle] { return known }
+        if cache.tokensMade >= cache.tokenLimit { cache.forgetTokens() }
+        let bytes = tokens.hasher.token(handle)
+        let token = WriterCache.Token(bytes: bytes, handle: DataKeys.tokenHandle(kind: handle.kind, token: bytes))
+        tokens.made[handle] = token
+        cache.tokensMade += 1
+        return token
     }
 
     /// The salts and commitments made ahead for the batch being applied, if any, and the place in it of the event the
@@ -135,17 +148,24 @@ final class LMDBStore: ProjectionStore {
             return (record, record)
         }
         recordingSeq = seq
-        recordingTokens.tokens.removeAll(keepingCapacity: true)
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
             recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
         var ahead: CommitmentsAhead.Made?
+        // The subject's tokens are found when the event has a handle, and kept for the rules' lookups.
+        recordingTokens = ("", nil)
+        func subjectTokens() throws -> WriterCache.SubjectTokens {
+            if let tokens = recordingTokens.tokens { return tokens }
+            let tokens = try self.tokens(of: event.subject, keyRing)
+            recordingTokens = (event.subject, tokens)
+            return tokens
+        }
         var sealed = try SealedRecord.prepare(
             event, seq: seq, recordedAt: recordedAt,
             eventKey: try eventKeys(subject: event.subject, recordedAt: recordedAt, keyRing).key(seq: seq),
-            tokens: try tokenHasher(subject: event.subject, keyRing), secrets: keyRing.secrets,
+            token: { token(of: $0, try subjectTokens()).bytes }, secrets: keyRing.secrets,
             ahead: { ahead = commitmentsAhead?.made(at: pulledIndex); return ahead }())
         if let ahead, sealed.salt == ahead.salt { commitmentsTakenAhead += 1 }
         var made = Recorded(seq: seq, commitment: sealed.salt == nil ? nil : Array(sealed.record.chained.suffix(SealedFields.commitmentSize)))
@@ -159,15 +179,8 @@ final class LMDBStore: ProjectionStore {
             }
         }
         let handles = SealedRecord.handles(of: event)
-        if !handles.isEmpty {
-            recordingTokens.subject = event.subject
-            let tokens = sealed.record.tokenList
-            for (handle, token) in zip(handles, tokens) {
-                recordingTokens.tokens[handle] = DataKeys.tokenHandle(kind: handle.kind, token: token)
-            }
-            if rewritesLog {
-                made.handleValues = zip(tokens, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }
-            }
+        if !handles.isEmpty, rewritesLog {
+            made.handleValues = zip(sealed.record.tokenList, handles).map { HandleDirectory.Entry(token: $0, handle: $1) }
         }
         recorded = made
         // A record whose box is sealed on the second thread is made whole there too: nothing reads its stored bytes
@@ -184,7 +197,7 @@ final class LMDBStore: ProjectionStore {
         let before = erasure.before.flatMap { $0 > recordedAt ? nil : $0 }
         try keyRing.erase(txn, tables, subject: subject, basis: erasure.basis, before: before, erasureSeq: seq)
         cache.forgetKeys()
-        recordingTokens.tokens.removeAll(keepingCapacity: true)
+        recordingTokens = ("", nil)
         // The erased questions' handles are known from now on by their tokens alone (``question(_:)``).
         cache.definitions.removeAll(keepingCapacity: true)
     }

@@ -20,8 +20,38 @@ final class WriterCache {
     /// Per subject (its key prefix): where its `handleSets` records stand.
     var handleSetStates: [ByteKey: HandleSetState] = [:]
 
-    /// Per subject (its bytes): the token hash of its handles under its current lookup key.
-    var tokenHashers: [ByteKey: TokenHasher] = [:]
+    /// Per subject (its bytes): the token hash of its handles under its current lookup key, with the tokens it
+    /// made lately.
+    var tokenHashers: [ByteKey: SubjectTokens] = [:]
+    /// How many tokens the subjects of ``tokenHashers`` hold together: at most ``tokenLimit``, all forgotten when
+    /// full. Not counted in ``capacity``, so that they do not make a carried cache too large to keep: they are
+    /// bounded on their own.
+    var tokensMade = 0
+    let tokenLimit: Int
+
+    /// A subject's token hash, and the tokens of the handles it made lately: a child's few contacts come back in
+    /// event after event, and each would otherwise be hashed again (an HMAC) for its record and again for each of
+    /// the rules' lookups.
+    final class SubjectTokens {
+        let hasher: TokenHasher
+        var made: [CommunicationHandle: Token] = [:]
+
+        init(hasher: TokenHasher) {
+            self.hasher = hasher
+        }
+    }
+
+    /// A handle's token (``TokenHasher/token(_:)``), and the handle as the tables hold it
+    /// (``TokenHasher/tokenHandle(_:)``).
+    struct Token {
+        let bytes: [UInt8]
+        let handle: CommunicationHandle
+    }
+
+    init(tokenLimit: Int = 65_536) {
+        self.tokenLimit = tokenLimit
+    }
+
     /// Per subject and day (its key prefix, then the day): what gives the keys of its events.
     var eventKeys: [ByteKey: EventKeys] = [:]
     /// Per subject (its key prefix): the last chunk of its handle values directory as written, with its values key
@@ -44,8 +74,15 @@ final class WriterCache {
     /// handle values it keeps again under new ones.
     func forgetKeys() {
         tokenHashers = [:]
+        tokensMade = 0
         eventKeys = [:]
         lastChunks = [:]
+    }
+
+    /// Forgets the tokens every subject made, keeping its token hash: when there are ``tokenLimit`` of them.
+    func forgetTokens() {
+        for subject in tokenHashers.values { subject.made = [:] }
+        tokensMade = 0
     }
 
     /// How many entries the caches have room for together: a cache emptied while keeping its capacity

@@ -51,20 +51,29 @@ import PermissionModel
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
         eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource
     ) throws -> (record: SealedRecord, salt: [UInt8]?) {
-        var (record, salt, sealing) = try prepare(event, seq: seq, recordedAt: recordedAt, eventKey: try eventKey(), tokens: try tokenHasher(), secrets: secrets)
+        var hasher: TokenHasher?
+        var (record, salt, sealing) = try prepare(
+            event, seq: seq, recordedAt: recordedAt, eventKey: try eventKey(),
+            token: { handle in
+                let made = try hasher ?? tokenHasher()
+                hasher = made
+                return made.token(handle)
+            },
+            secrets: secrets)
         if let sealing { record.box = try sealing.sealed() }
         return (record, salt)
     }
 
     /// ``seal(_:seq:recordedAt:eventKey:tokens:secrets:)`` but for the sealed box itself: the record with its box
     /// empty, the salt, and what sealing the box takes (`nil` when the event has no personal field), so that the
-    /// box can be sealed on another thread. The record is whole once the box is put in it.
+    /// box can be sealed on another thread. The record is whole once the box is put in it. `token` gives the token
+    /// of each of the event's handles (a writer keeps those it made).
     ///
     /// `ahead`: a salt and commitment made before the rules reached the event (``CommitmentsAhead``), taken when
     /// they were made for exactly these fields and the event gives no salt of its own.
     static func prepare(
         _ event: PermissionEvent, seq: UInt64, recordedAt: Timestamp,
-        eventKey: @autoclosure () throws -> SymmetricKey, tokens tokenHasher: @autoclosure () throws -> TokenHasher, secrets: SecretSource,
+        eventKey: @autoclosure () throws -> SymmetricKey, token: (CommunicationHandle) throws -> [UInt8], secrets: SecretSource,
         ahead: @autoclosure () -> CommitmentsAhead.Made? = nil
     ) throws -> (record: SealedRecord, salt: [UInt8]?, sealing: SealedFields.Sealing?) {
         let fields = PersonalFields(of: event)
@@ -90,10 +99,7 @@ import PermissionModel
         }
         var tokens: [UInt8] = []
         let handles = handles(of: event)
-        if !handles.isEmpty {
-            let hasher = try tokenHasher()
-            for handle in handles { tokens += hasher.token(handle) }
-        }
+        for handle in handles { tokens += try token(handle) }
         return (SealedRecord(chained: chained, box: [], tokens: tokens), salt, sealing)
     }
 
