@@ -145,6 +145,40 @@ import Testing
         }
     }
 
+    /// A child's handle erased in one write and named again in a later one that starts from the same cache: the
+    /// token kept from before was made under the erased lookup key, and the handle must be found under the new one.
+    /// (A ledger's own writes drop the carried cache after an erasure, whose keys' overwriting is a transaction of its
+    /// own; the cache is handed on here by hand, as a carried cache would be.)
+    @Test func aHandleNamedAgainAfterAnErasureIsFoundUnderTheNewKey() async throws {
+        let base = Timestamp(microseconds: 1_795_000_000_000_000)
+        let handle = try CommunicationHandle(value: "+15550001111", kind: .phoneNumber)
+        func observed(_ id: String, at: Timestamp) -> PermissionEvent {
+            PermissionEvent(id: id, subject: "kid-1", occurredAt: at, recordedAt: at,
+                            payload: .handlesObserved(checked: [handle], known: [handle]))
+        }
+        let erasedAt = base.adding(seconds: 60)
+        let erasure = PermissionEvent(
+            id: "erase", subject: "kid-1", occurredAt: erasedAt, recordedAt: erasedAt,
+            payload: .subjectErased(Erasure(basis: .guardianRequest)))
+        try await withLedger { ledger in
+            let cache = WriterCache()
+            for event in [observed("before", at: base), erasure, observed("after", at: base.adding(seconds: 120))] {
+                try ledger.writerCache.write(ledger.environment) { txn, _ in
+                    let store = LMDBStore(txn: txn, tables: ledger.tables, cache: cache)
+                    let request = GroupCommitter.Request(events: [event], maxRejections: 1) { _ in }
+                    _ = try GroupCommitter.apply(request, store: store, head: try Ledger.head(txn.reader, ledger.tables), clock: { event.recordedAt! })
+                    try ledger.tables.keyRing?.syncNewKeys()
+                }
+                try ledger.tables.keyRing?.completeDestruction(ledger.environment, ledger.tables)
+            }
+            #expect(try ledger.head().seq == 3)
+            #expect(try ledger.read { try $0.isKnownHandle(handle, subject: "kid-1") })
+            let values = try await ledger.subject("kid-1").knownHandles().map(\.value)
+            #expect(values.count == 2 && values.contains(.readable(handle.value)), "\(values)")
+            #expect(try await ledger.verify().isIntact)
+        }
+    }
+
     /// Writes that do not commit (a dry run, a rejected batch) must leave nothing they learned behind.
     @Test func writesThatDoNotCommitLeaveNothingBehind() async throws {
         try await withLedger { ledger in

@@ -289,12 +289,20 @@ final class KeyRing: @unchecked Sendable {
 
     /// Runs one run of a write transaction's body, inside that transaction, keeping the rule of
     /// ``destroyUncommitted(after:)``: the slots a write that did not commit left are destroyed as the run starts,
-    /// and the slots this run added when it throws (after ``syncNewKeys()``, which the body calls before it returns,
-    /// there are none left). Every writing path runs its body through this, so that none forgets either half.
+    /// and the slots this run added when it throws. When the body returns, the transaction is about to commit what
+    /// it wrote: the slots it added are made durable first (``syncNewKeys()``, nothing to do when the body did it),
+    /// so that none of them is ever destroyed. Every writing path runs its body through this, so that none forgets
+    /// either half.
     static func writing<Result>(_ keyRing: KeyRing?, _ body: () throws -> Result) throws -> Result {
         try keyRing?.destroyUncommitted()
-        defer { try? keyRing?.destroyUncommitted() }
-        return try body()
+        do {
+            let result = try body()
+            try keyRing?.syncNewKeys()
+            return result
+        } catch {
+            try? keyRing?.destroyUncommitted()
+            throw error
+        }
     }
 
     /// The `meta` entry that holds how many slots the key store had when a commit last added one. A writer

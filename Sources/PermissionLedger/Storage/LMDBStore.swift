@@ -90,7 +90,10 @@ final class LMDBStore: ProjectionStore {
     private func tokens(of subject: String, _ keyRing: KeyRing) throws -> WriterCache.SubjectTokens {
         let key = ByteKey(Array(subject.utf8))
         if let known = cache.tokenHashers[key] { return known }
-        if cache.tokenHashers.count >= cacheLimit { cache.forgetTokens(); cache.tokenHashers.removeAll() }
+        if cache.tokenHashers.count >= cacheLimit {
+            cache.tokenHashers.removeAll()
+            cache.tokensMade = 0
+        }
         let tokens = WriterCache.SubjectTokens(hasher: try keyRing.tokenHasherForWriting(txn, tables, subject: subject, seq: recordingSeq))
         cache.tokenHashers[key] = tokens
         return tokens
@@ -148,14 +151,14 @@ final class LMDBStore: ProjectionStore {
             return (record, record)
         }
         recordingSeq = seq
+        // The subject's tokens are found when the event has a handle, and kept for the rules' lookups.
+        recordingTokens = ("", nil)
         if let fields = event.erasedFields {
             let record = SealedRecord.erased(event, recordedAt: recordedAt, fields: fields)
             recorded = Recorded(seq: seq, commitment: fields.commitment)
             return (record.stored(), record.chained)
         }
         var ahead: CommitmentsAhead.Made?
-        // The subject's tokens are found when the event has a handle, and kept for the rules' lookups.
-        recordingTokens = ("", nil)
         func subjectTokens() throws -> WriterCache.SubjectTokens {
             if let tokens = recordingTokens.tokens { return tokens }
             let tokens = try self.tokens(of: event.subject, keyRing)
