@@ -189,9 +189,6 @@ extension Ledger {
                     try store.flushHeldRows()
                     try tuning.cancellation?.check()
                     tuning.progress?(LedgerProgress(completed: total, total: total))
-                    // A rebuild finds every key it uses named already; were it to add one, it belongs to this commit
-                    // (``KeyRing/syncNewKeys()``), not to the keys of a write that did not commit.
-                    try tables.keyRing?.syncNewKeys()
                 }
             }
             try environment.sync(force: true)

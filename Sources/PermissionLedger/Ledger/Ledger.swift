@@ -274,11 +274,8 @@ public final class Ledger: Sendable {
                 if filling.madeHandleValues, !isNew, let keyRing = filling.keyRing {
                     options.logger.notice("filling the handle values of a ledger that has none from its log", metadata: ["path": "\(path)"])
                     try environment.write { txn in
-                        try KeyRing.writing(keyRing) {
-                            try HandleDirectory.fill(txn, filling, keyRing)
-                            // The values keys made are durable before the transaction that names them commits.
-                            try keyRing.syncNewKeys()
-                        }
+                        // The values keys made are durable before the transaction that names them commits.
+                        try KeyRing.writing(keyRing) { try HandleDirectory.fill(txn, filling, keyRing) }
                     }
                 }
             } catch let error as LedgerError {
