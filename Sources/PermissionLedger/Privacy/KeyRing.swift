@@ -273,9 +273,8 @@ final class KeyRing: @unchecked Sendable {
     /// Destroys the slots added since the last ``syncNewKeys()`` but the first `kept`, and forgets their keys.
     ///
     /// Called inside a write transaction, where no other write of this process can be under way: as each run of a
-    /// write starts (for a run that did not commit: one whose map grew, or whose destruction failed), as it ends
-    /// (after ``syncNewKeys()`` there is nothing left: only a run that throws destroys its keys), and where a
-    /// nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
+    /// write starts (for a run that did not commit: one whose map grew, or whose destruction failed), when a run
+    /// throws, and where a nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
     /// before this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
     /// Called outside a write transaction, it could destroy the keys of another thread's write under way. The write
     /// paths call it through ``writing(_:_:)``.
