@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LMDB
 @_spi(StorageEngine) @testable import PermissionLedger
@@ -111,6 +112,39 @@ import Testing
             await rejecting.value
             try Self.expectEverySlotNamedOrDestroyed(ledger)
             for number in 0..<60 { #expect(try await ledger.question(G.uuid(number))?.question == Self.question(number)) }
+        }
+    }
+
+    /// Slots that a write added and no commit names (its process killed before it destroyed them, or its commit
+    /// failed after they were flushed) are destroyed by the next writable open, and left by a read-only one.
+    @Test func slotsNoCommitNamesAreDestroyedByTheNextWritableOpen() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let options = Ledger.Options(durable: false)
+            let ledger = try Ledger(path: path, options: options)
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<2))
+            let store = try #require(ledger.tables.keyRing).store
+            // What a write killed after it flushed its keys leaves: slots past the count its last commit recorded.
+            let abandoned = try (0..<3).map { _ in try store.add(SymmetricKey(size: .bits256), secrets: options.secrets) }
+            try store.sync()
+            await ledger.close()
+
+            var readOnly = options
+            readOnly.readOnly = true
+            let reader = try Ledger(path: path, options: readOnly)
+            for slot in abandoned { #expect(try reader.tables.keyRing?.store.key(slot: slot) != nil, "a read-only open wrote slot \(slot)") }
+            await reader.close()
+
+            let writer = try Ledger(path: path, options: options)
+            for slot in abandoned { #expect(try writer.tables.keyRing?.store.key(slot: slot) == nil, "slot \(slot) holds its key") }
+            try Self.expectEverySlotNamedOrDestroyed(writer)
+            #expect(try await writer.question(G.uuid(1))?.question == Self.question(1))
+            // New keys take slots after the destroyed ones.
+            try writer.appendSynchronously(Self.askedOfNewSubjects(2..<3))
+            #expect(try #require(writer.tables.keyRing).store.slotCount > abandoned.last! + 1)
+            try Self.expectEverySlotNamedOrDestroyed(writer)
+            #expect(try await writer.question(G.uuid(2))?.question == Self.question(2))
+            await writer.close()
         }
     }
 

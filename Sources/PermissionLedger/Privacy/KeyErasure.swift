@@ -211,7 +211,8 @@ extension KeyRing {
     }
 
     /// Overwrites the slots that committed erasures listed, then takes them off the list: called after a write
-    /// that erased, and when a ledger opens for writing (to finish what a crash interrupted).
+    /// that erased, and when a ledger opens for writing (to finish what a crash interrupted). In the same
+    /// transaction, the slots that writes which never committed left are destroyed (``destroyAbandoned(_:_:)``).
     ///
     /// The list is read, the slots overwritten and the list emptied in one write transaction: an erasure still
     /// committing when this call took the note it left (``takePendingDestruction()``) commits first, so its slots
@@ -220,6 +221,7 @@ extension KeyRing {
     func completeDestruction(_ environment: Environment, _ tables: Tables) throws {
         guard let keys = tables.keys, takePendingDestruction() else { return }
         try environment.write { txn in
+            try destroyAbandoned(txn, tables)
             let slots = try Self.slots(in: txn.reader.get(keys, key: Self.pendingDestruction))
             guard !slots.isEmpty else { return }
             try store.destroy(slots)

@@ -286,6 +286,22 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock { uncommitted.removeLast(min(slots.count, uncommitted.count)) }
     }
 
+    /// Destroys the slots past those the last commit that added one recorded (``slotCountEntry``), and forgets
+    /// their keys: slots that a write added and that no commit names, nor ever will. They are what a write leaves
+    /// when its process is killed before ``destroyUncommitted(after:)``, or when its commit fails after
+    /// ``syncNewKeys()``; a backup taken while a write was under way holds them too.
+    ///
+    /// Called inside a write transaction, where no other write of any process is under way: a write adds its slots
+    /// inside its transaction, and the count it records commits with them. A ledger that did not record the count
+    /// (made before it was kept) is left as it is: nothing tells which of its slots are named.
+    func destroyAbandoned(_ txn: WriteTransaction, _ tables: Tables) throws {
+        guard let recorded = try txn.reader.get(tables[.meta], key: Self.slotCountEntry), recorded.count == 8 else { return }
+        let abandoned = try (Keys.decodeSeq(recorded)..<store.slotCount).filter { try !store.isDestroyed(slot: $0) }
+        guard !abandoned.isEmpty else { return }
+        try store.destroy(abandoned)
+        forget(abandoned)
+    }
+
     /// Runs one run of a write transaction's body, inside that transaction, keeping the rule of
     /// ``destroyUncommitted(after:)``: the slots a write that did not commit left are destroyed as the run starts,
     /// and the slots this run added when it throws. When the body returns, the transaction is about to commit what

@@ -237,6 +237,16 @@ package final class KeyStore: @unchecked Sendable {
         }
     }
 
+    /// Whether `slot` holds zeros (destroyed), read without opening it.
+    func isDestroyed(slot: UInt64) throws(LedgerError) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: Self.slotSize)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.slotSize, offset(slot)) }
+        guard count == Self.slotSize else {
+            throw LedgerError(.storage, "key store \(path): cannot be read: \(count < 0 ? String(cString: strerror(errno)) : "cut short")")
+        }
+        return bytes.allSatisfy { $0 == 0 }
+    }
+
     /// Destroys the keys in `slots`: overwrites each slot with zeros and flushes the file before it returns.
     /// Destroying a destroyed slot again does nothing.
     package func destroy(_ slots: some Sequence<UInt64>) throws(LedgerError) {
