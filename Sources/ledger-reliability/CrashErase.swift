@@ -145,6 +145,9 @@ struct CrashErase: AsyncParsableCommand {
         // Physically complete: no key the erasures destroyed is left readable in the key store.
         let readableKeys = try ledger.destroyedKeysStillReadable()
         if readableKeys > 0 { check.partial.append("\(readableKeys) destroyed keys are still readable in the key store") }
+        // Nor any key that a write killed before it committed made.
+        let unnamed = try ledger.keysNamedByNothing()
+        if unnamed > 0 { check.partial.append(unnamed == 1 ? "a key that no commit names is still readable in the key store" : "\(unnamed) keys that no commit names are still readable in the key store") }
         await ledger.close()
         return check
     }
