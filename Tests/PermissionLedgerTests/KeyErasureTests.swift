@@ -428,4 +428,32 @@ struct KeyErasureTests {
             #expect(known[0].source == .observation(1))
         }
     }
+
+    /// A subject asked about, erased with a cut, erased whole and given the same handle again, asked about after
+    /// each: every answer is that of the snapshot it is asked in, not of the one in which the ledger first read the
+    /// subject's `keys` entries (which it keeps for the queries of that snapshot).
+    @Test func eachAnswerAboutASubjectFollowsItsErasures() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger(path: directory + "/ledger", options: .seeded())
+            let phone = try CommunicationHandle(value: "+14155550101", kind: .phoneNumber)
+            func observed(_ id: String, at time: String) -> String {
+                JSONLine.observed(id, checked: [("+14155550101", "phoneNumber")], known: [("+14155550101", "phoneNumber")], at: time, recorded: time)
+            }
+            func isKnown() throws -> Bool { try ledger.read { try $0.isKnownHandle(phone, subject: "kid-ava") } }
+            try await ledger.append(json: observed("seen", at: "09:00:00"))
+            #expect(try isKnown())
+            // A cut after the observation: its handle is no longer matched, under the same lookup key.
+            try await ledger.append([try Self.erasure("erase-1", subject: "kid-ava", at: "2026-11-20T10:30:00Z", before: "2026-11-20T10:00:00Z")])
+            #expect(try !isKnown())
+            // A whole erasure, then the handle again: matched under the subject's new lookup key.
+            try await ledger.append([try Self.erasure("erase-2", subject: "kid-ava", at: "2026-11-20T11:00:00Z")])
+            #expect(try !isKnown())
+            try await ledger.append(json: observed("seen-again", at: "11:30:00"))
+            #expect(try isKnown())
+            #expect(try !ledger.read(asOf: .seq(3)) { try $0.isKnownHandle(phone, subject: "kid-ava") })
+            let known = try ledger.read { try $0.knownHandles(subject: "kid-ava") }
+            // The erased membership stays beside the new one.
+            #expect(known.count == 2 && known.contains { $0.handle == phone && $0.erased == nil } && known.contains { $0.erased != nil }, "\(known)")
+        }
+    }
 }

@@ -176,7 +176,10 @@ extension KeyRing {
             if let last, last.subject == subject {
                 has = last.hasErasures
             } else {
-                if hasErasures[subject] == nil { hasErasures[subject] = try KeyRing.hasErasures(txn, tables, subject: subject) }
+                if hasErasures[subject] == nil {
+                    hasErasures[subject] = try tables.keyRing?.hasErasureEntry(txn, tables, subject: subject)
+                        ?? KeyRing.hasErasures(txn, tables, subject: subject)
+                }
                 has = hasErasures[subject]!
                 last = (subject, has)
             }

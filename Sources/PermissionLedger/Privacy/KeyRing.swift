@@ -55,6 +55,20 @@ final class KeyRing: @unchecked Sendable {
         let seq: UInt64
         let slot: UInt64
     }
+    /// What the `keys` table says of each subject that queries asked about lately, by the snapshot it was read in
+    /// (``ReadTransaction/snapshotID()``): the read transactions of one snapshot see one table, and a subject's
+    /// entries change only with a commit, which makes a new snapshot. A query of a subject's handles reads both
+    /// facts each time otherwise. At most ``subjectFactsLimit`` subjects, all forgotten when full.
+    private var subjectFacts: [String: SubjectFacts] = [:]
+    static let subjectFactsLimit = 4096
+    private struct SubjectFacts {
+        let snapshot: Int
+        /// The slot of the subject's latest lookup key (``slot(_:_:_:atMost:)``), once read: `.some(nil)` when
+        /// it has none, or its key is destroyed.
+        var lookupSlot: UInt64??
+        /// Whether the subject has an erasure entry (``hasErasures(_:_:subject:)``), once read.
+        var hasErasures: Bool?
+    }
     private var unsynced = false
     /// The slots added since the last ``syncNewKeys()``, in the order they were added: those of the write under
     /// way, or of writes that ended without reaching their commit.
@@ -221,7 +235,10 @@ final class KeyRing: @unchecked Sendable {
     /// `handle` as the tables of `subject` hold it: its token handle (``TokenHasher/tokenHandle(_:)``) under the
     /// subject's latest lookup key, as `txn` sees it; `nil` when the subject has none, or its key is destroyed.
     func tokenHandle(of handle: CommunicationHandle, _ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> CommunicationHandle? {
-        guard let slot = try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max) else { return nil }
+        let lookupSlot = try fact(\.lookupSlot, of: subject, txn) {
+            try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max)
+        }
+        guard let slot = lookupSlot else { return nil }
         let recent = RecentToken(slot: slot, handle: handle)
         if let token = lock.withLock({ recentTokens[recent] }) { return token }
         guard let token = try tokenHasher(lookupSlot: slot)?.tokenHandle(handle) else { return nil }
@@ -232,6 +249,29 @@ final class KeyRing: @unchecked Sendable {
             recentTokens[recent] = token
         }
         return token
+    }
+
+    /// Whether `subject` has an erasure entry as `txn` sees it (``hasErasures(_:_:subject:)``), read once a snapshot.
+    func hasErasureEntry(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> Bool {
+        try fact(\.hasErasures, of: subject, txn) { try Self.hasErasures(txn, tables, subject: subject) }
+    }
+
+    /// The fact at `field` of `subject` in `txn`'s snapshot: kept from an earlier read transaction of the same
+    /// snapshot, or read (by `read`) and kept. A write transaction's reader, whose snapshot is the write under way,
+    /// reads it each time.
+    private func fact<Value>(_ field: WritableKeyPath<SubjectFacts, Value?>, of subject: String, _ txn: ReadTransaction, read: () throws -> Value) throws -> Value {
+        guard let snapshot = try? txn.snapshotID() else { return try read() }
+        if let kept = lock.withLock({ subjectFacts[subject] }), kept.snapshot == snapshot, let value = kept[keyPath: field] {
+            return value
+        }
+        let value = try read()
+        lock.withLock {
+            var facts = subjectFacts[subject].flatMap { $0.snapshot == snapshot ? $0 : nil } ?? SubjectFacts(snapshot: snapshot)
+            facts[keyPath: field] = value
+            if subjectFacts.count >= Self.subjectFactsLimit, subjectFacts[subject] == nil { subjectFacts.removeAll(keepingCapacity: true) }
+            subjectFacts[subject] = facts
+        }
+        return value
     }
 
     /// The values that `subject`'s directory held when it was last opened with the key in `slot`, if its chunks
