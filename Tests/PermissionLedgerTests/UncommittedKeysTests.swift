@@ -12,18 +12,13 @@ import Testing
 
     /// The slots of the key store that the ledger's `keys` table names.
     static func namedSlots(_ ledger: Ledger) throws -> Set<UInt64> {
-        let keys = try #require(ledger.tables.keys)
-        return try ledger.environment.read { txn in
-            var named: Set<UInt64> = []
-            let cursor = try txn.cursor(keys)
-            var entry = try cursor.first()
-            while let (key, value) = entry {
-                // The list of slots an erasure left to overwrite is kept under a key no subject starts with.
-                if key.first != 0 { named.insert(KeyRing.decodeEntryValue(value).slot) }
-                entry = try cursor.next()
-            }
-            return named
-        }
+        let ring = try #require(ledger.tables.keyRing)
+        return try ledger.environment.read { txn in try KeyRing.namedSlots(txn, ledger.tables, in: 0..<ring.store.slotCount) }
+    }
+
+    /// The count of slots the ledger accounts for (`keySlots`).
+    static func accountedSlots(_ ledger: Ledger) throws -> UInt64? {
+        try ledger.environment.read { txn in try txn.get(ledger.tables.meta, key: KeyRing.slotCountEntry).map { Keys.decodeSeq($0) } }
     }
 
     /// Every slot of the key store is named by the `keys` table or destroyed; every slot named holds its key.
@@ -145,6 +140,64 @@ import Testing
             try Self.expectEverySlotNamedOrDestroyed(writer)
             #expect(try await writer.question(G.uuid(2))?.question == Self.question(2))
             await writer.close()
+        }
+    }
+
+    /// Slots left past the count while the ledger stays open (another process's write killed, a commit that
+    /// failed) are destroyed by the next write, before it adds keys of its own after them.
+    @Test func slotsNoCommitNamesAreDestroyedByTheNextWrite() async throws {
+        try await withLedger { ledger in
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<2))
+            let store = try #require(ledger.tables.keyRing).store
+            let abandoned = try (0..<3).map { _ in try store.add(SymmetricKey(size: .bits256), secrets: ledger.options.secrets) }
+            try store.sync()
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(2..<3))
+            for slot in abandoned { #expect(try store.key(slot: slot) == nil, "slot \(slot) holds its key") }
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            #expect(try Self.accountedSlots(ledger) == store.slotCount)
+            #expect(try ledger.keysNamedByNothing() == 0)
+            #expect(try await ledger.question(G.uuid(2))?.question == Self.question(2))
+        }
+    }
+
+    /// A slot past the count that a `keys` entry names all the same (as a build from before the count was kept
+    /// would have written it) keeps its key; the count moves past it.
+    @Test func aSlotPastTheCountThatAnEntryNamesIsKept() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<1))
+            let store = try #require(ledger.tables.keyRing).store
+            let slot = try store.add(SymmetricKey(size: .bits256), secrets: ledger.options.secrets)
+            try store.sync()
+            let keys = try #require(ledger.tables.keys)
+            try ledger.environment.write { txn in
+                try txn.put(keys, key: Keys.versioned(KeyRing.entry(subject: "kid-old", .lookup), 1), value: Keys.seq(slot))
+            }
+            await ledger.close()
+            let writer = try Ledger(path: path, options: .init(durable: false))
+            #expect(try writer.tables.keyRing?.store.key(slot: slot) != nil, "a named slot was destroyed")
+            #expect(try Self.accountedSlots(writer) == slot + 1)
+            await writer.close()
+        }
+    }
+
+    /// A key store planted with a size of terabytes past the count (sparse) is damage, not read to its end.
+    @Test func aKeyStoreFarLongerThanTheCountIsDamage() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .init(durable: false))
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<1))
+            let slots = try #require(ledger.tables.keyRing).store.slotCount
+            await ledger.close()
+            #expect(truncate(path + "/" + KeyStore.fileName, off_t(KeyStore.headerSize) + off_t(slots + (1 << 34)) * off_t(KeyStore.slotSize)) == 0)
+            let error = try #require(throws: LedgerError.self) { try Ledger(path: path, options: .init(durable: false)) }
+            #expect(error.kind == .damaged && error.message.contains("keys past the"), "\(error)")
+            var readOnly = Ledger.Options(durable: false)
+            readOnly.readOnly = true
+            let reader = try Ledger(path: path, options: readOnly)
+            #expect(try await reader.question(G.uuid(0))?.question == Self.question(0))
+            await reader.close()
         }
     }
 

@@ -155,7 +155,7 @@ extension Ledger {
             try environment.reserve(freeBytes: try environment.usedSize)
             try environment.write { txn in
                 // The keys a write that did not commit left go first, as every write's do, and this one's if it throws.
-                try KeyRing.writing(tables.keyRing) {
+                try KeyRing.writing(txn, tables) {
                     for (_, db) in tables.derived { try txn.drop(db) }
                     // Tables of earlier versions that this one no longer keeps: their pages would otherwise stay in use.
                     for name in StorageTable.retiredNames { try txn.deleteDatabase(named: name) }

@@ -76,26 +76,14 @@ extension Ledger {
 }
 
 extension Ledger {
-    /// How many slots of the key store still hold a key that no `keys` entry names: 0 once the ledger has been opened
-    /// for writing after a write that never committed (its process killed, or its commit failed) left some
+    /// How many slots of the key store still hold a key that no `keys` entry names: 0 once a write, or an open for
+    /// writing, has run after a write that never committed (its process killed, or its commit failed) left some
     /// (``KeyRing/destroyAbandoned(_:_:)``). For crash tests.
     package func keysNamedByNothing() throws -> Int {
-        guard let keys = tables.keys, let ring = tables.keyRing else { return 0 }
-        let named = try environment.read { txn in
-            var named: Set<UInt64> = []
-            let cursor = try txn.cursor(keys)
-            var entry = try cursor.first()
-            while let e = entry {
-                // Subjects' entries, of them the generations' (an erasure's, kind 4, holds its basis, not a slot).
-                if let separator = e.key.firstIndex(of: 0), separator > e.key.startIndex, separator + 1 < e.key.endIndex,
-                   e.key[separator + 1] != KeyRing.Kind.erasure.rawValue {
-                    named.insert(KeyRing.decodeEntryValue(e.value).slot)
-                }
-                entry = try cursor.next()
-            }
-            return named
-        }
-        return try (0..<ring.store.slotCount).count { try !named.contains($0) && !ring.store.isDestroyed(slot: $0) }
+        guard let ring = tables.keyRing else { return 0 }
+        let slots = 0..<ring.store.slotCount
+        let named = try environment.read { txn in try KeyRing.namedSlots(txn, tables, in: slots) }
+        return try slots.count { try !named.contains($0) && !ring.store.isDestroyed(slot: $0) }
     }
 
     /// How many keys that committed erasures destroyed the key store still holds readable: 0 once every erasure is

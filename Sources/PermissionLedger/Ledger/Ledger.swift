@@ -275,7 +275,7 @@ public final class Ledger: Sendable {
                     options.logger.notice("filling the handle values of a ledger that has none from its log", metadata: ["path": "\(path)"])
                     try environment.write { txn in
                         // The values keys made are durable before the transaction that names them commits.
-                        try KeyRing.writing(keyRing) { try HandleDirectory.fill(txn, filling, keyRing) }
+                        try KeyRing.writing(txn, filling) { try HandleDirectory.fill(txn, filling, keyRing) }
                     }
                 }
             } catch let error as LedgerError {
@@ -481,7 +481,7 @@ public final class Ledger: Sendable {
             let summary = try writerCache.write(environment) { txn, cache in
                 // The closure runs again from scratch when the map has to grow: the data keys of a run that did not
                 // commit are destroyed, and this run's when it throws.
-                return try KeyRing.writing(tables.keyRing) {
+                return try KeyRing.writing(txn, tables) {
                     let summary = try GroupCommitter.apply(
                         request, store: LMDBStore(txn: txn, tables: tables, cache: cache), head: try Self.head(txn.reader, tables),
                         clock: options.clock, progress: progress)

@@ -109,7 +109,7 @@ extension Ledger {
                 runs += 1
                 guard runs == 1 else { throw Restarted() }
                 // The data keys of a write that did not commit are destroyed, and this one's when it throws.
-                return try KeyRing.writing(tables.keyRing) {
+                return try KeyRing.writing(txn, tables) {
                     var summary = StreamedAppendSummary(appended: 0, duplicates: 0, head: .empty)
                     var pulled = 0
                     var residency = Environment.ResidencyBudget(environment, bytes: Self.streamResidencyBudget)

@@ -155,6 +155,7 @@ extension KeyRing {
     /// The erasure that covers an event (``erasure(_:_:subject:seq:recordedAt:)``), looked for only when its
     /// subject has one: whether each subject asked about has an erasure is read once.
     struct ErasureLookup {
+        /// The subjects asked about before the last.
         private var hasErasures: [String: Bool] = [:]
         /// The subject asked about last: queries ask about one subject's rows in a row.
         private var last: (subject: String, hasErasures: Bool)?
@@ -175,12 +176,13 @@ extension KeyRing {
             let has: Bool
             if let last, last.subject == subject {
                 has = last.hasErasures
+            } else if let known = hasErasures[subject] {
+                has = known
+                last = (subject, has)
             } else {
-                if hasErasures[subject] == nil {
-                    hasErasures[subject] = try tables.keyRing?.hasErasureEntry(txn, tables, subject: subject)
-                        ?? KeyRing.hasErasures(txn, tables, subject: subject)
-                }
-                has = hasErasures[subject]!
+                has = try tables.keyRing?.hasErasureEntry(txn, tables, subject: subject) ?? KeyRing.hasErasures(txn, tables, subject: subject)
+                // The subject before goes to the dictionary, which a query of one subject never fills.
+                if let last { hasErasures[last.subject] = last.hasErasures }
                 last = (subject, has)
             }
             guard has else { return nil }
@@ -224,12 +226,13 @@ extension KeyRing {
     func completeDestruction(_ environment: Environment, _ tables: Tables) throws {
         guard let keys = tables.keys, takePendingDestruction() else { return }
         try environment.write { txn in
-            try destroyAbandoned(txn, tables)
             let slots = try Self.slots(in: txn.reader.get(keys, key: Self.pendingDestruction))
-            guard !slots.isEmpty else { return }
-            try store.destroy(slots)
-            forget(slots)
-            _ = try txn.delete(keys, key: Self.pendingDestruction)
+            if !slots.isEmpty {
+                try store.destroy(slots)
+                forget(slots)
+                _ = try txn.delete(keys, key: Self.pendingDestruction)
+            }
+            try destroyAbandoned(txn, tables)
         }
     }
 

@@ -235,7 +235,7 @@ final class KeyRing: @unchecked Sendable {
     /// `handle` as the tables of `subject` hold it: its token handle (``TokenHasher/tokenHandle(_:)``) under the
     /// subject's latest lookup key, as `txn` sees it; `nil` when the subject has none, or its key is destroyed.
     func tokenHandle(of handle: CommunicationHandle, _ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> CommunicationHandle? {
-        let lookupSlot = try fact(\.lookupSlot, of: subject, txn) {
+        let lookupSlot = try fact(of: subject, txn, kept: { $0.lookupSlot }, keep: { $0.lookupSlot = $1 }) {
             try Self.slot(txn, tables, Self.entry(subject: subject, .lookup), atMost: .max)
         }
         guard let slot = lookupSlot else { return nil }
@@ -253,21 +253,26 @@ final class KeyRing: @unchecked Sendable {
 
     /// Whether `subject` has an erasure entry as `txn` sees it (``hasErasures(_:_:subject:)``), read once a snapshot.
     func hasErasureEntry(_ txn: ReadTransaction, _ tables: Tables, subject: String) throws -> Bool {
-        try fact(\.hasErasures, of: subject, txn) { try Self.hasErasures(txn, tables, subject: subject) }
+        try fact(of: subject, txn, kept: { $0.hasErasures }, keep: { $0.hasErasures = $1 }) {
+            try Self.hasErasures(txn, tables, subject: subject)
+        }
     }
 
-    /// The fact at `field` of `subject` in `txn`'s snapshot: kept from an earlier read transaction of the same
-    /// snapshot, or read (by `read`) and kept. A write transaction's reader, whose snapshot is the write under way,
-    /// reads it each time.
-    private func fact<Value>(_ field: WritableKeyPath<SubjectFacts, Value?>, of subject: String, _ txn: ReadTransaction, read: () throws -> Value) throws -> Value {
+    /// A fact of `subject` in `txn`'s snapshot (what `kept` gives of its ``SubjectFacts``): kept from an earlier
+    /// read transaction of the same snapshot, or read (by `read`) and kept (by `keep`). A write transaction's
+    /// reader, whose snapshot is the write under way, reads it each time.
+    private func fact<Value>(
+        of subject: String, _ txn: ReadTransaction, kept: (SubjectFacts) -> Value?, keep: (inout SubjectFacts, Value) -> Void,
+        read: () throws -> Value
+    ) throws -> Value {
         guard let snapshot = try? txn.snapshotID() else { return try read() }
-        if let kept = lock.withLock({ subjectFacts[subject] }), kept.snapshot == snapshot, let value = kept[keyPath: field] {
+        if let facts = lock.withLock({ subjectFacts[subject] }), facts.snapshot == snapshot, let value = kept(facts) {
             return value
         }
         let value = try read()
         lock.withLock {
             var facts = subjectFacts[subject].flatMap { $0.snapshot == snapshot ? $0 : nil } ?? SubjectFacts(snapshot: snapshot)
-            facts[keyPath: field] = value
+            keep(&facts, value)
             if subjectFacts.count >= Self.subjectFactsLimit, subjectFacts[subject] == nil { subjectFacts.removeAll(keepingCapacity: true) }
             subjectFacts[subject] = facts
         }
@@ -317,7 +322,7 @@ final class KeyRing: @unchecked Sendable {
     /// throws, and where a nested transaction throws. None of those slots is referred to by a commit, nor ever will be. A crash
     /// before this destruction leaves the slots, referred to by nothing (docs/STORAGE.md).
     /// Called outside a write transaction, it could destroy the keys of another thread's write under way. The write
-    /// paths call it through ``writing(_:_:)``.
+    /// paths call it through ``writing(_:_:_:)``.
     func destroyUncommitted(after kept: Int = 0) throws(LedgerError) {
         let slots = lock.withLock { Array(uncommitted.dropFirst(kept)) }
         guard !slots.isEmpty else { return }
@@ -326,30 +331,73 @@ final class KeyRing: @unchecked Sendable {
         lock.withLock { uncommitted.removeLast(min(slots.count, uncommitted.count)) }
     }
 
-    /// Destroys the slots past those the last commit that added one recorded (``slotCountEntry``), and forgets
-    /// their keys: slots that a write added and that no commit names, nor ever will. They are what a write leaves
-    /// when its process is killed before ``destroyUncommitted(after:)``, or when its commit fails after
-    /// ``syncNewKeys()``; a backup taken while a write was under way holds them too.
+    /// Destroys the slots past those the ledger accounts for (``slotCountEntry``), and forgets their keys: slots that
+    /// a write added and that no commit names, nor ever will. They are what a write leaves when its process is killed
+    /// before ``destroyUncommitted(after:)``, or when its commit fails after ``syncNewKeys()`` (a full map's commit
+    /// is run again: the slots of the first run are then past the count); a backup taken while a write was under
+    /// way holds them too. Each write runs this first (``writing(_:_:_:)``), before any commit can add a slot after
+    /// them, and so does a writable open.
     ///
     /// Called inside a write transaction, where no other write of any process is under way: a write adds its slots
-    /// inside its transaction, and the count it records commits with them. A ledger that did not record the count
-    /// (made before it was kept) is left as it is: nothing tells which of its slots are named.
+    /// inside its transaction, and the count it records commits with them. A slot that a `keys` entry names is kept
+    /// all the same (a build from before the count was kept may have written it), and the count moves past every
+    /// slot looked at, so that none is looked at again. A ledger that does not record the count (made before it was
+    /// kept) is left as it is.
+    ///
+    /// - Throws: `.damaged` when the store holds more than ``abandonedLimit`` slots past the count: no write makes
+    ///   that many keys, and a store planted with a size of terabytes is not read to its end.
     func destroyAbandoned(_ txn: WriteTransaction, _ tables: Tables) throws {
         guard let recorded = try txn.reader.get(tables[.meta], key: Self.slotCountEntry), recorded.count == 8 else { return }
-        let abandoned = try (Keys.decodeSeq(recorded)..<store.slotCount).filter { try !store.isDestroyed(slot: $0) }
-        guard !abandoned.isEmpty else { return }
-        try store.destroy(abandoned)
-        forget(abandoned)
+        let from = Keys.decodeSeq(recorded)
+        let end = store.slotCount
+        guard from < end else { return }
+        guard end - from <= Self.abandonedLimit else {
+            throw LedgerError(.damaged, "key store \(store.path): holds \(end - from) keys past the \(from) the ledger has used; it is not this ledger's, or is damaged")
+        }
+        var held = try store.heldSlots(in: from..<end)
+        if !held.isEmpty {
+            let named = try Self.namedSlots(txn.reader, tables, in: from..<end)
+            held.removeAll { named.contains($0) }
+            try store.destroy(held)
+            forget(held)
+        }
+        try txn.put(tables[.meta], key: Self.slotCountEntry, value: Keys.seq(end))
     }
 
-    /// Runs one run of a write transaction's body, inside that transaction, keeping the rule of
-    /// ``destroyUncommitted(after:)``: the slots a write that did not commit left are destroyed as the run starts,
-    /// and the slots this run added when it throws. When the body returns, the transaction is about to commit what
-    /// it wrote: the slots it added are made durable first (``syncNewKeys()``, nothing to do when the body did it),
-    /// so that none of them is ever destroyed. Every writing path runs its body through this, so that none forgets
+    /// The most slots past the count that ``destroyAbandoned(_:_:)`` takes for keys a write left, and not for a
+    /// damaged store: 16,777,216 (a GiB of them on disk). A write killed after it made more keys than that leaves a
+    /// ledger that writers refuse (docs/DECISIONS.md).
+    static let abandonedLimit: UInt64 = 1 << 24
+
+    /// The slots in `range` that `keys` entries name: every generation's, destroyed or not (an erasure's entry
+    /// holds its basis, not a slot, and the list of slots still to overwrite names slots that entries name too).
+    static func namedSlots(_ txn: ReadTransaction, _ tables: Tables, in range: Range<UInt64>) throws -> Set<UInt64> {
+        guard let keys = tables.keys else { return [] }
+        var named: Set<UInt64> = []
+        let cursor = try txn.cursor(keys)
+        var entry = try cursor.first()
+        while let e = entry {
+            if let separator = e.key.firstIndex(of: 0), separator > e.key.startIndex, separator + 1 < e.key.endIndex,
+               e.key[separator + 1] != Kind.erasure.rawValue, e.value.count >= 8 {
+                let slot = decodeEntryValue(e.value).slot
+                if range.contains(slot) { named.insert(slot) }
+            }
+            entry = try cursor.next()
+        }
+        return named
+    }
+
+    /// Runs one run of a write transaction's body, inside that transaction (`txn`, on `tables`, whose key ring it
+    /// uses), keeping the rule of ``destroyUncommitted(after:)``: the slots a write that did not commit left are
+    /// destroyed as the run starts (this process's, and any past the count, ``destroyAbandoned(_:_:)``), and the
+    /// slots this run added when it throws. When the body returns, the transaction is about to commit what it
+    /// wrote: the slots it added are made durable first (``syncNewKeys()``, nothing to do when the body did it), so
+    /// that none of them is ever destroyed. Every writing path runs its body through this, so that none forgets
     /// either half.
-    static func writing<Result>(_ keyRing: KeyRing?, _ body: () throws -> Result) throws -> Result {
+    static func writing<Result>(_ txn: WriteTransaction, _ tables: Tables, _ body: () throws -> Result) throws -> Result {
+        let keyRing = tables.keyRing
         try keyRing?.destroyUncommitted()
+        try keyRing?.destroyAbandoned(txn, tables)
         do {
             let result = try body()
             try keyRing?.syncNewKeys()
@@ -360,7 +408,9 @@ final class KeyRing: @unchecked Sendable {
         }
     }
 
-    /// The `meta` entry that holds how many slots the key store had when a commit last added one. A writer
+    /// The `meta` entry that holds how many slots of the key store the ledger accounts for: the store's count when
+    /// a commit last added one, or when a write destroyed those past it that no commit named
+    /// (``destroyAbandoned(_:_:)``). A writer
     /// refuses a key store with fewer, cut short or lost and made anew: its new keys would take the numbers of
     /// slots the ledger's entries name already, and what those sealed would never open again.
     static let slotCountEntry = Array("keySlots".utf8)

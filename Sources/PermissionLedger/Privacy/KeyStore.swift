@@ -239,12 +239,28 @@ package final class KeyStore: @unchecked Sendable {
 
     /// Whether `slot` holds zeros (destroyed), read without opening it.
     func isDestroyed(slot: UInt64) throws(LedgerError) -> Bool {
-        var bytes = [UInt8](repeating: 0, count: Self.slotSize)
-        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.slotSize, offset(slot)) }
-        guard count == Self.slotSize else {
-            throw LedgerError(.storage, "key store \(path): cannot be read: \(count < 0 ? String(cString: strerror(errno)) : "cut short")")
+        try heldSlots(in: slot..<(slot + 1)).isEmpty
+    }
+
+    /// The slots in `range` that do not hold zeros (not destroyed), read without opening them, many at a time.
+    func heldSlots(in range: Range<UInt64>) throws(LedgerError) -> [UInt64] {
+        let perRead: UInt64 = 4096
+        var held: [UInt64] = []
+        var bytes = [UInt8](repeating: 0, count: Int(perRead) * Self.slotSize)
+        var first = range.lowerBound
+        while first < range.upperBound {
+            let count = Int(min(perRead, range.upperBound - first))
+            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count * Self.slotSize, offset(first)) }
+            guard read == count * Self.slotSize else {
+                if read >= 0 { throw LedgerError(.damaged, "key store \(path): has no key \(first + UInt64(max(0, read) / Self.slotSize))") }
+                throw LedgerError(.storage, "key store \(path): cannot be read: \(String(cString: strerror(errno)))")
+            }
+            for index in 0..<count where bytes[(index * Self.slotSize)..<((index + 1) * Self.slotSize)].contains(where: { $0 != 0 }) {
+                held.append(first + UInt64(index))
+            }
+            first += UInt64(count)
         }
-        return bytes.allSatisfy { $0 == 0 }
+        return held
     }
 
     /// Destroys the keys in `slots`: overwrites each slot with zeros and flushes the file before it returns.

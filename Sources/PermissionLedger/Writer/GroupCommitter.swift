@@ -213,7 +213,7 @@ final class GroupCommitter: @unchecked Sendable {
             let head = try context.writerCache.write(context.environment) { txn, cache in
                 // The closure runs again from scratch when the map has to grow: the data keys of a run that did not
                 // commit are destroyed, and this run's when it throws.
-                return try KeyRing.writing(context.tables.keyRing) {
+                return try KeyRing.writing(txn, context.tables) {
                     results = []
                     var head = try Ledger.head(txn.reader, context.tables)
                     var store = LMDBStore(txn: txn, tables: context.tables, cache: cache)
