@@ -271,6 +271,8 @@ final class KeyRing: @unchecked Sendable {
         }
         let value = try read()
         lock.withLock {
+            // A reader of an older snapshot, late, does not replace what a newer one kept.
+            if let kept = subjectFacts[subject], kept.snapshot > snapshot { return }
             var facts = subjectFacts[subject].flatMap { $0.snapshot == snapshot ? $0 : nil } ?? SubjectFacts(snapshot: snapshot)
             keep(&facts, value)
             if subjectFacts.count >= Self.subjectFactsLimit, subjectFacts[subject] == nil { subjectFacts.removeAll(keepingCapacity: true) }
