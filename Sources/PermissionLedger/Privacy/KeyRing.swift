@@ -346,8 +346,8 @@ final class KeyRing: @unchecked Sendable {
     /// slot looked at, so that none is looked at again. A ledger that does not record the count (made before it was
     /// kept) is left as it is.
     ///
-    /// - Throws: `.damaged` when the store holds more than ``abandonedLimit`` slots past the count: no write makes
-    ///   that many keys, and a store planted with a size of terabytes is not read to its end.
+    /// - Throws: `.damaged` when the store holds more than ``abandonedLimit`` slots past the count: more than a write
+    ///   is taken to leave, and a store planted with a size of terabytes is not read to its end.
     func destroyAbandoned(_ txn: WriteTransaction, _ tables: Tables) throws {
         guard let recorded = try txn.reader.get(tables[.meta], key: Self.slotCountEntry), recorded.count == 8 else { return }
         let from = Keys.decodeSeq(recorded)
