@@ -141,8 +141,7 @@ struct RoundCheck {
             result.damage.append("verify: seq \(report.damagedSeq ?? 0): \(problem)")
         }
         // Opening for writing destroyed the keys of a write that the kill kept from committing.
-        let unnamed = try ledger.keysNamedByNothing()
-        if unnamed > 0 { result.damage.append(unnamed == 1 ? "a key that no commit names is still readable in the key store" : "\(unnamed) keys that no commit names are still readable in the key store") }
+        if let problem = try keysNamedByNothingProblem(ledger) { result.damage.append(problem) }
         let head = try ledger.head()
         // The events checked before are still there, unchanged (the chain covers everything before).
         if head.seq < checked.seq {

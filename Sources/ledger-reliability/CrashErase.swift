@@ -146,8 +146,7 @@ struct CrashErase: AsyncParsableCommand {
         let readableKeys = try ledger.destroyedKeysStillReadable()
         if readableKeys > 0 { check.partial.append("\(readableKeys) destroyed keys are still readable in the key store") }
         // Nor any key that a write killed before it committed made.
-        let unnamed = try ledger.keysNamedByNothing()
-        if unnamed > 0 { check.damage.append(unnamed == 1 ? "a key that no commit names is still readable in the key store" : "\(unnamed) keys that no commit names are still readable in the key store") }
+        if let problem = try keysNamedByNothingProblem(ledger) { check.damage.append(problem) }
         await ledger.close()
         return check
     }

@@ -80,3 +80,13 @@ func grouped(_ value: some BinaryInteger) -> String {
     }
     return out
 }
+
+/// What is wrong when the key store of `ledger` holds keys that no commit names (left by a write a kill kept from
+/// committing, which a write or an open for writing destroys); `nil` when it holds none.
+func keysNamedByNothingProblem(_ ledger: Ledger) throws -> String? {
+    switch try ledger.keysNamedByNothing() {
+    case 0: nil
+    case 1: "a key that no commit names is still readable in the key store"
+    case let count: "\(count) keys that no commit names are still readable in the key store"
+    }
+}

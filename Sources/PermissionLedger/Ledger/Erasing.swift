@@ -90,20 +90,11 @@ extension Ledger {
     /// carried out, when ``erase(subject:_:occurredAt:id:)`` returns or, after a crash, once the ledger has been
     /// opened for writing. For crash tests.
     package func destroyedKeysStillReadable() throws -> Int {
-        guard let keys = tables.keys, let ring = tables.keyRing else { return 0 }
+        guard let ring = tables.keyRing else { return 0 }
         return try environment.read { txn in
             var count = 0
-            let cursor = try txn.cursor(keys)
-            var entry = try cursor.first()
-            while let e = entry {
-                // Subjects' entries only (not the pending list, whose key starts with 0x00), and of them the
-                // generations' (not the erasures', kind 4), whose value is a slot and, destroyed, a byte 0.
-                if let separator = e.key.firstIndex(of: 0), separator > e.key.startIndex, separator + 1 < e.key.endIndex,
-                   e.key[separator + 1] != KeyRing.Kind.erasure.rawValue {
-                    let (slot, destroyed) = KeyRing.decodeEntryValue(e.value)
-                    if destroyed, try ring.store.key(slot: slot) != nil { count += 1 }
-                }
-                entry = try cursor.next()
+            try KeyRing.forEachGeneration(txn, tables) { slot, destroyed in
+                if destroyed, try ring.store.key(slot: slot) != nil { count += 1 }
             }
             return count
         }

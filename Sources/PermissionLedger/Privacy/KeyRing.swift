@@ -371,22 +371,28 @@ final class KeyRing: @unchecked Sendable {
     /// ledger that writers refuse (docs/DECISIONS.md).
     static let abandonedLimit: UInt64 = 1 << 24
 
-    /// The slots in `range` that `keys` entries name: every generation's, destroyed or not (an erasure's entry
-    /// holds its basis, not a slot, and the list of slots still to overwrite names slots that entries name too).
+    /// The slots in `range` that `keys` entries name: every generation's, destroyed or not.
     static func namedSlots(_ txn: ReadTransaction, _ tables: Tables, in range: Range<UInt64>) throws -> Set<UInt64> {
-        guard let keys = tables.keys else { return [] }
         var named: Set<UInt64> = []
+        try forEachGeneration(txn, tables) { slot, _ in if range.contains(slot) { named.insert(slot) } }
+        return named
+    }
+
+    /// Calls `body` with the slot of every generation's `keys` entry, and whether it is marked destroyed, in key
+    /// order: subjects' entries only (not the list of slots still to overwrite, whose key starts with 0x00 and whose
+    /// slots the entries name too), and of them not an erasure's (kind 4), which holds its basis, not a slot.
+    static func forEachGeneration(_ txn: ReadTransaction, _ tables: Tables, _ body: (_ slot: UInt64, _ destroyed: Bool) throws -> Void) throws {
+        guard let keys = tables.keys else { return }
         let cursor = try txn.cursor(keys)
         var entry = try cursor.first()
         while let e = entry {
             if let separator = e.key.firstIndex(of: 0), separator > e.key.startIndex, separator + 1 < e.key.endIndex,
                e.key[separator + 1] != Kind.erasure.rawValue, e.value.count >= 8 {
-                let slot = decodeEntryValue(e.value).slot
-                if range.contains(slot) { named.insert(slot) }
+                let (slot, destroyed) = decodeEntryValue(e.value)
+                try body(slot, destroyed)
             }
             entry = try cursor.next()
         }
-        return named
     }
 
     /// Runs one run of a write transaction's body, inside that transaction (`txn`, on `tables`, whose key ring it
