@@ -83,7 +83,7 @@ extension Ledger {
         guard let ring = tables.keyRing else { return 0 }
         let slots = 0..<ring.store.slotCount
         let named = try environment.read { txn in try KeyRing.namedSlots(txn, tables, in: slots) }
-        return try slots.count { try !named.contains($0) && !ring.store.isDestroyed(slot: $0) }
+        return try ring.store.heldSlots(in: slots).count { !named.contains($0) }
     }
 
     /// How many keys that committed erasures destroyed the key store still holds readable: 0 once every erasure is

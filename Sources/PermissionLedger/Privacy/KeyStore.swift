@@ -237,11 +237,6 @@ package final class KeyStore: @unchecked Sendable {
         }
     }
 
-    /// Whether `slot` holds zeros (destroyed), read without opening it.
-    func isDestroyed(slot: UInt64) throws(LedgerError) -> Bool {
-        try heldSlots(in: slot..<(slot + 1)).isEmpty
-    }
-
     /// The slots in `range` that do not hold zeros (not destroyed), read without opening them, many at a time.
     func heldSlots(in range: Range<UInt64>) throws(LedgerError) -> [UInt64] {
         let perRead: UInt64 = 4096
