@@ -155,6 +155,61 @@ import Testing
         }
     }
 
+    static func names(_ path: String) -> nlink_t {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info.st_nlink : 0
+    }
+
+    /// A key file or key store is made under a temporary name, then linked to its own: a process killed between the
+    /// link and the removal of the temporary name leaves the file with two. That one second name is accepted, and a
+    /// writer removes it; any other is refused, as a file that may be read or written elsewhere.
+    @Test func theTemporaryNameACreationKilledMidwayLeavesIsTidiedAndNoOtherSecondName() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let ledger = try Ledger(path: path, options: .seeded())
+            try await ledger.importFixture("decline.jsonl")
+            let questions = try await ledger.questions()
+            await ledger.close()
+            let files = [path + "/" + LedgerKey.defaultFileName, path + "/" + KeyStore.fileName]
+            let leftovers = files.map { $0 + ".tmp-4194301" }
+            for (file, leftover) in zip(files, leftovers) { #expect(link(file, leftover) == 0) }
+
+            // A reader opens and reads, and writes nothing: the temporary names stay.
+            let reader = try Ledger(path: path, options: .init(readOnly: true))
+            #expect(try await reader.questions() == questions)
+            await reader.close()
+            for leftover in leftovers { #expect(FileManager.default.fileExists(atPath: leftover), "\(leftover)") }
+
+            // A writer opens and removes them.
+            let writer = try Ledger(path: path, options: .seeded())
+            #expect(try await writer.questions() == questions)
+            await writer.close()
+            for leftover in leftovers { #expect(!FileManager.default.fileExists(atPath: leftover), "\(leftover)") }
+            for file in files { #expect(Self.names(file) == 1, "\(file)") }
+
+            // Any other second name is refused, by a reader and a writer, and left where it is; also beside a
+            // temporary name of another file.
+            let elsewhere = directory + "/elsewhere"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
+            for file in files {
+                let name = String(file.split(separator: "/").last!)
+                #expect(FileManager.default.createFile(atPath: file + ".tmp-7", contents: Data("another file".utf8)))
+                for other in [path + "/copy", path + "/" + name + ".tmp-12x", path + "/" + name + ".tmp-", elsewhere + "/" + name + ".tmp-1"] {
+                    #expect(link(file, other) == 0)
+                    for options in [Ledger.Options(readOnly: true), .seeded()] {
+                        let error = ledgerError {
+                            let opened = try Ledger(path: path, options: options)
+                            _ = try opened.read { try $0.questions() }
+                        }
+                        #expect(error?.message.contains("\(file): has 2 names (a hard link)") == true, "\(other): \(String(describing: error))")
+                    }
+                    #expect(Self.names(other) == 2, "\(other)")
+                    #expect(unlink(other) == 0)
+                }
+            }
+        }
+    }
+
     /// A writer given another ledger's key is refused, also once the keys it would have been checked against are
     /// destroyed: the keys it made would wrap under the wrong key, and the ledger would not read with either. A store
     /// made without a key check (an earlier build's) is checked by its first key not destroyed, and gets one.

@@ -331,7 +331,7 @@ public final class Ledger: Sendable {
         let ledgerKey: LedgerKey
         if let newKey {
             ledgerKey = newKey
-        } else if let existing = try LedgerKey.read(at: location) {
+        } else if let existing = try LedgerKey.read(at: location, removingLeftover: !options.readOnly) {
             ledgerKey = existing
         } else if options.readOnly || options.writableMap {
             // Read-only, or opened for a rebuild, which reads no personal field.

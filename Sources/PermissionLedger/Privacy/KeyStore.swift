@@ -61,7 +61,7 @@ package final class KeyStore: @unchecked Sendable {
     package static func open(directory: String, ledgerKey: LedgerKey, writable: Bool, secrets: SecretSource) throws(LedgerError) -> KeyStore? {
         let path = directory + "/" + fileName
         do throws(OwnerOnlyFile.Problem) {
-            var fd = try OwnerOnlyFile.openExisting(path, writable: writable)
+            var fd = try OwnerOnlyFile.openExisting(path, writable: writable, removingLeftover: writable)
             if fd == nil, writable {
                 let storeID = secrets.bytes(16, for: "key store")
                 var header = magic + storeID

@@ -55,10 +55,11 @@ package struct LedgerKey: Sendable {
     /// Where the key was read from.
     package let location: Location
 
-    /// Reads the key at `location`; `nil` when there is no file there.
-    package static func read(at location: Location) throws(LedgerError) -> LedgerKey? {
+    /// Reads the key at `location`; `nil` when there is no file there. A writer's read (`removingLeftover`) removes
+    /// the temporary name a creation killed midway leaves beside the file (``OwnerOnlyFile/openExisting(_:writable:removingLeftover:)``).
+    package static func read(at location: Location, removingLeftover: Bool = false) throws(LedgerError) -> LedgerKey? {
         do throws(OwnerOnlyFile.Problem) {
-            guard let fd = try OwnerOnlyFile.openExisting(location.path, writable: false) else { return nil }
+            guard let fd = try OwnerOnlyFile.openExisting(location.path, writable: false, removingLeftover: removingLeftover) else { return nil }
             defer { close(fd) }
             let bytes = try OwnerOnlyFile.read(fd, path: location.path, limit: 1024)
             guard let key = parse(bytes) else {
@@ -73,7 +74,7 @@ package struct LedgerKey: Sendable {
     /// Reads the key at `location`, or creates it there with a new key from `secrets` when there is no file.
     /// Two processes that create it at once end with the same key: the first file written wins.
     package static func readOrCreate(at location: Location, secrets: SecretSource) throws(LedgerError) -> LedgerKey {
-        if let key = try read(at: location) { return key }
+        if let key = try read(at: location, removingLeftover: true) { return key }
         let key = secrets.key(for: "ledger key")
         let line = prefix + key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
         do throws(OwnerOnlyFile.Problem) {

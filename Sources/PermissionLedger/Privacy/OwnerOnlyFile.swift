@@ -18,7 +18,11 @@ enum OwnerOnlyFile {
     /// Opens the existing file at `path` (`O_RDONLY` or `O_RDWR`) after checking what it is: a regular file with
     /// one name, owned by the effective user, with no access for group or others. Returns `nil` when there is
     /// no file at `path`. Opened without blocking, so that a FIFO planted in its place is refused, not waited on.
-    static func openExisting(_ path: String, writable: Bool) throws(Problem) -> Int32? {
+    ///
+    /// The one second name accepted is the temporary name ``create(_:writing:)`` gives the file, left behind when
+    /// the process that made it died between linking the file to `path` and removing that name. It is removed
+    /// when `removingLeftover` (a writer's open); a reader leaves it, as it writes nothing.
+    static func openExisting(_ path: String, writable: Bool, removingLeftover: Bool = false) throws(Problem) -> Int32? {
         let fd = openFile(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
@@ -27,7 +31,9 @@ enum OwnerOnlyFile {
             throw Problem(path: path, reason: "cannot be opened: \(String(cString: strerror(code)))")
         }
         do {
-            try check(fd, path: path)
+            if let leftover = try check(fd, path: path), removingLeftover, unlink(leftover) == 0 {
+                syncDirectory(of: path)
+            }
         } catch {
             close(fd)
             throw error
@@ -49,7 +55,7 @@ enum OwnerOnlyFile {
     /// ``create(_:contents:)`` with what `write` writes into the new file open at the descriptor it is given: it
     /// returns the problem that stops it, and the file is then not made.
     static func create(_ path: String, writing write: (Int32) -> Problem?) throws(Problem) -> Bool {
-        let temporary = path + ".tmp-\(getpid())"
+        let temporary = path + temporaryMark + "\(getpid())"
         unlink(temporary)
         let fd = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Problem(path: path, reason: "cannot be created: \(String(cString: strerror(errno)))") }
@@ -80,16 +86,42 @@ enum OwnerOnlyFile {
         }
     }
 
-    private static func check(_ fd: Int32, path: String) throws(Problem) {
+    /// What ``create(_:writing:)`` puts between a file's name and its process ID to name the file while it is written.
+    private static let temporaryMark = ".tmp-"
+
+    /// Checks the file open at `fd`, and returns its leftover temporary name when it has one besides `path`.
+    private static func check(_ fd: Int32, path: String) throws(Problem) -> String? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw Problem(path: path, reason: "is not a regular file; a key file must be one") }
-        guard info.st_nlink == 1 else { throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one") }
+        let leftover = info.st_nlink == 2 ? leftoverName(of: path, info) : nil
+        guard info.st_nlink == 1 || leftover != nil else {
+            throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one")
+        }
         guard info.st_uid == geteuid() else { throw Problem(path: path, reason: "belongs to another user (uid \(info.st_uid)); a key file must be yours") }
         guard info.st_mode & 0o077 == 0 else {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw Problem(path: path, reason: "can be read or written by others (mode \(mode)); a key file must be yours alone: chmod 600 \(path)")
         }
+        return leftover
+    }
+
+    /// The name in `path`'s directory, of the form `NAME.tmp-PID`, that names the same file as `path` (`info`):
+    /// what ``create(_:writing:)`` leaves when killed between its link and its unlink. `nil` when there is none.
+    private static func leftoverName(of path: String, _ info: stat) -> String? {
+        let folder = directory(holding: path)
+        let prefix = String(path.split(separator: "/").last ?? "") + temporaryMark
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        for name in names where name.hasPrefix(prefix) {
+            let pid = name.dropFirst(prefix.count)
+            guard !pid.isEmpty, pid.allSatisfy(\.isASCII), pid.allSatisfy(\.isNumber) else { continue }
+            var other = stat()
+            let candidate = folder + "/" + name
+            if lstat(candidate, &other) == 0, other.st_mode & S_IFMT == S_IFREG, other.st_dev == info.st_dev, other.st_ino == info.st_ino {
+                return candidate
+            }
+        }
+        return nil
     }
 
     /// Flushes the directory that holds `path`, so that a file just created or renamed in it survives a crash.
