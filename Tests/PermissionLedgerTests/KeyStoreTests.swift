@@ -206,7 +206,33 @@ import Testing
                     #expect(Self.names(other) == 2, "\(other)")
                     #expect(unlink(other) == 0)
                 }
+                // The temporary name with a third name beside it is refused too.
+                #expect(link(file, file + ".tmp-4194301") == 0 && link(file, path + "/copy") == 0)
+                let three = ledgerError { _ = try Ledger(path: path, options: .seeded()) }
+                #expect(three?.message.contains("\(file): has 3 names (a hard link)") == true, "\(String(describing: three))")
+                #expect(unlink(file + ".tmp-4194301") == 0 && unlink(path + "/copy") == 0)
             }
+            #expect(try await Ledger(path: path, options: .seeded()).questions() == questions)
+        }
+    }
+
+    /// The key file of a ledger whose creation was killed before its format was recorded, and a signing key, are
+    /// tidied by whoever next makes or uses them.
+    @Test func theTemporaryNameOfANewLedgersKeyAndOfASigningKeyIsTidiedToo() async throws {
+        try await withTemporaryDirectory { directory in
+            let location = LedgerKey.Location(path: directory + "/k", origin: .given)
+            let made = try LedgerKey.readOrCreate(at: location, secrets: .system)
+            #expect(link(location.path, location.path + ".tmp-77") == 0)
+            #expect(try LedgerKey.read(at: location).map { Self.keyBytes($0.key) } == Self.keyBytes(made.key))
+            #expect(Self.names(location.path) == 2, "a reader leaves it")
+            #expect(Self.keyBytes(try LedgerKey.readOrCreate(at: location, secrets: .system).key) == Self.keyBytes(made.key))
+            #expect(Self.names(location.path) == 1 && Self.names(location.path + ".tmp-77") == 0)
+
+            let signingKey = directory + "/signing.key"
+            _ = try CheckpointSigner.create(keyFile: signingKey, origin: "example.org/ledger")
+            #expect(link(signingKey, signingKey + ".tmp-78") == 0)
+            _ = try CheckpointSigner(keyFile: signingKey)
+            #expect(Self.names(signingKey) == 1 && Self.names(signingKey + ".tmp-78") == 0)
         }
     }
 

@@ -30,9 +30,14 @@ enum OwnerOnlyFile {
             if code == ELOOP { throw Problem(path: path, reason: "is a symbolic link; a key file must be a regular file") }
             throw Problem(path: path, reason: "cannot be opened: \(String(cString: strerror(code)))")
         }
-        do {
+        do throws(Problem) {
             if let leftover = try check(fd, path: path), removingLeftover, unlink(leftover) == 0 {
                 syncDirectory(of: path)
+                // Whatever named the file meanwhile is refused as any second name is.
+                var info = stat()
+                if fstat(fd, &info) == 0, info.st_nlink != 1 {
+                    throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one")
+                }
             }
         } catch {
             close(fd)
@@ -94,8 +99,14 @@ enum OwnerOnlyFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw Problem(path: path, reason: "is not a regular file; a key file must be one") }
-        let leftover = info.st_nlink == 2 ? leftoverName(of: path, info) : nil
-        guard info.st_nlink == 1 || leftover != nil else {
+        var leftover = info.st_nlink == 2 ? leftoverName(of: path, info) : nil
+        if info.st_nlink == 2, leftover == nil {
+            // A creator that was between its link and its unlink as the file was examined has since removed its
+            // temporary name: the file is looked at again.
+            guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
+            leftover = info.st_nlink == 2 ? leftoverName(of: path, info) : nil
+        }
+        guard info.st_nlink == 1 || (info.st_nlink == 2 && leftover != nil) else {
             throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one")
         }
         guard info.st_uid == geteuid() else { throw Problem(path: path, reason: "belongs to another user (uid \(info.st_uid)); a key file must be yours") }
@@ -110,11 +121,12 @@ enum OwnerOnlyFile {
     /// what ``create(_:writing:)`` leaves when killed between its link and its unlink. `nil` when there is none.
     private static func leftoverName(of path: String, _ info: stat) -> String? {
         let folder = directory(holding: path)
-        let prefix = String(path.split(separator: "/").last ?? "") + temporaryMark
+        // Names compare by their bytes, as the file system compares them.
+        let prefix = Array((String(path.split(separator: "/").last ?? "") + temporaryMark).utf8)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
-        for name in names where name.hasPrefix(prefix) {
-            let pid = name.dropFirst(prefix.count)
-            guard !pid.isEmpty, pid.allSatisfy(\.isASCII), pid.allSatisfy(\.isNumber) else { continue }
+        for name in names where name.utf8.starts(with: prefix) {
+            let pid = name.utf8.dropFirst(prefix.count)
+            guard !pid.isEmpty, pid.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { continue }
             var other = stat()
             let candidate = folder + "/" + name
             if lstat(candidate, &other) == 0, other.st_mode & S_IFMT == S_IFREG, other.st_dev == info.st_dev, other.st_ino == info.st_ino {

@@ -29,7 +29,9 @@ public final class CheckpointSigner: Sendable {
     public init(keyFile: String) throws(LedgerError) {
         let text: [UInt8]
         do throws(OwnerOnlyFile.Problem) {
-            guard let fd = try OwnerOnlyFile.openExisting(keyFile, writable: false) else {
+            // A signer writes the record of what it signed beside its key: it removes the name a creation killed
+            // midway left to the key, which would otherwise keep the key when the file is deleted.
+            guard let fd = try OwnerOnlyFile.openExisting(keyFile, writable: false, removingLeftover: true) else {
                 throw OwnerOnlyFile.Problem(path: keyFile, reason: "no such file")
             }
             defer { close(fd) }
