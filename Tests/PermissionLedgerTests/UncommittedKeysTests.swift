@@ -143,6 +143,33 @@ import Testing
         }
     }
 
+    /// A new ledger whose first write to add keys was killed records no count yet: every slot it holds is past the
+    /// count, and destroyed by the next writable open or write like any other.
+    @Test(arguments: ["writable open", "write"]) func slotsOfANewLedgersFirstWriteKilledAreDestroyed(_ next: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger"
+            let options = Ledger.Options(durable: false)
+            var ledger = try Ledger(path: path, options: options)
+            let store = try #require(ledger.tables.keyRing).store
+            let abandoned = try (0..<3).map { _ in try store.add(SymmetricKey(size: .bits256), secrets: options.secrets) }
+            try store.sync()
+            #expect(try Self.accountedSlots(ledger) == nil)
+            if next == "writable open" {
+                await ledger.close()
+                ledger = try Ledger(path: path, options: options)
+                #expect(try ledger.keysNamedByNothing() == 0)
+            }
+            try ledger.appendSynchronously(Self.askedOfNewSubjects(0..<2))
+            let ring = try #require(ledger.tables.keyRing)
+            for slot in abandoned { #expect(try ring.store.key(slot: slot) == nil, "slot \(slot) holds its key") }
+            try Self.expectEverySlotNamedOrDestroyed(ledger)
+            #expect(try ledger.keysNamedByNothing() == 0)
+            #expect(try Self.accountedSlots(ledger) == ring.store.slotCount)
+            #expect(try await ledger.question(G.uuid(1))?.question == Self.question(1))
+            await ledger.close()
+        }
+    }
+
     /// Slots left past the count while the ledger stays open (another process's write killed, a commit that
     /// failed) are destroyed by the next write, before it adds keys of its own after them.
     @Test func slotsNoCommitNamesAreDestroyedByTheNextWrite() async throws {

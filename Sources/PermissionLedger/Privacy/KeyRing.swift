@@ -343,14 +343,17 @@ final class KeyRing: @unchecked Sendable {
     /// Called inside a write transaction, where no other write of any process is under way: a write adds its slots
     /// inside its transaction, and the count it records commits with them. A slot that a `keys` entry names is kept
     /// all the same (a build from before the count was kept may have written it), and the count moves past every
-    /// slot looked at, so that none is looked at again. A ledger that does not record the count (made before it was
-    /// kept) is left as it is.
+    /// slot looked at, so that none is looked at again. A ledger that records no count yet (no commit has added a
+    /// key: a new ledger whose first write was killed; or one made before the count was kept) counts from slot 0.
     ///
     /// - Throws: `.damaged` when the store holds more than ``abandonedLimit`` slots past the count: more than a write
     ///   is taken to leave, and a store planted with a size of terabytes is not read to its end.
     func destroyAbandoned(_ txn: WriteTransaction, _ tables: Tables) throws {
-        guard let recorded = try txn.reader.get(tables[.meta], key: Self.slotCountEntry), recorded.count == 8 else { return }
-        let from = Keys.decodeSeq(recorded)
+        let recorded = try txn.reader.get(tables[.meta], key: Self.slotCountEntry)
+        if let recorded, recorded.count != 8 {
+            throw LedgerError(.damaged, "the meta table's count of key slots is \(recorded.count) bytes long, not 8")
+        }
+        let from = recorded.map { Keys.decodeSeq($0) } ?? 0
         let end = store.slotCount
         guard from < end else { return }
         guard end - from <= Self.abandonedLimit else {
