@@ -29,6 +29,18 @@ struct ReliabilityTests {
         }
     }
 
+    @Test("a writer killed 12 times within 80 ms of its start, each time on a new ledger, leaves one that opens")
+    func crashWhileMakingTheLedger() throws {
+        try withSandbox { sandbox in
+            // Kills land while the ledger is made (LMDB's files, the key, the key store) or first opened: whatever
+            // is left, the next writer makes or opens it (the checks open it for writing).
+            let result = try run(
+                ["crash", "--kills", "12", "--kills-per-ledger", "1", "--max-delay", "80", "--dir", sandbox.path("crash")], in: sandbox)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.outLines.last == "12 kills, 0 lost, 0 damaged", "\(result)")
+        }
+    }
+
     @Test("a process killed with SIGKILL 12 times while it erases leaves every erasure whole or absent")
     func crashWhileErasing() throws {
         try withSandbox { sandbox in

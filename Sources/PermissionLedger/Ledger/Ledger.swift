@@ -189,8 +189,10 @@ public final class Ledger: Sendable {
         let flushesCommits = options.durable && !options.readOnly
         // The directory is looked at and the environment opened while no other open in this process runs: two
         // opens of one new ledger at once are then one ledger and one `.locked`, neither seeing the other's half.
+        // The making of a new ledger, when this open makes one (or finishes one whose maker stopped midway).
+        var creation: LedgerCreation?
         environment = try Environment.whileOpening { () throws(LedgerError) -> Environment in
-            try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
+            creation = try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
             try Ledger.checkBeforeOpening(path: path, options: options)
             do {
                 return try Environment(path: path, options: .init(
@@ -284,6 +286,8 @@ public final class Ledger: Sendable {
                 throw LedgerError.storage(error, path: path)
             }
         }
+        // Made: its format recorded, its key store made. Until here a kill left the mark, and the next writer goes on.
+        try creation?.finish(environment)
         let metrics = LedgerMetrics(factory: options.metricsFactory)
         self.metrics = metrics
         committer = options.readOnly ? nil : GroupCommitter(

@@ -13,7 +13,10 @@ enum LedgerDirectory {
     /// Prepares the directory at `path` for ``Ledger/init(path:options:)`` and ``Ledger/verify(path:progress:)``:
     /// refuses a path that holds something other than a sound ledger, or files the ledger must not open, and
     /// creates a missing directory (mode 0700) for a writable open that `makes` a new ledger where there is none.
-    static func prepare(path: String, readOnly: Bool, makes: Bool = false) throws(LedgerError) {
+    /// Returns the making of a new ledger (``LedgerCreation``) that such an open starts, or goes on with, which it
+    /// finishes once the ledger is made.
+    @discardableResult
+    static func prepare(path: String, readOnly: Bool, makes: Bool = false) throws(LedgerError) -> LedgerCreation? {
         var info = stat()
         // stat, not lstat: a symbolic link given as the path names the directory it leads to, which is checked.
         if stat(path, &info) != 0 {
@@ -44,29 +47,49 @@ enum LedgerDirectory {
             throw refusal(problem, readOnly: readOnly)
         }
         let dataFile = path + "/data.mdb"
-        guard lstat(dataFile, &info) == 0 else {
+        let hasData = lstat(dataFile, &info) == 0
+        if !hasData || info.st_size == 0 || LedgerCreation.isMarked(path) {
+            if makes {
+                return try LedgerCreation.begin(path: path)
+            }
+            if LedgerCreation.isMarked(path), !hasData || info.st_size == 0 {
+                throw LedgerError(.notALedger, "\(path): a ledger was being made here and is not made yet (its maker may have stopped midway); open it for writing, for example with import, to finish making it")
+            }
+        }
+        guard hasData else {
             if readOnly { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
-            let contents: [String]
-            do {
-                contents = try FileManager.default.contentsOfDirectory(atPath: path)
-            } catch {
-                guard faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0, errno == EACCES else {
-                    throw LedgerError(.storage, "\(path): cannot list the directory: \(error.localizedDescription)")
-                }
-                throw LedgerError(.storage, "\(path): needs read access, to see that it is empty before a new ledger is made in it; grant it with chmod u+r \(path)")
-            }
-            if contents.contains("lock.mdb") {
-                throw LedgerError(.notALedger, "\(path): holds a lock.mdb but no data.mdb; the ledger's data is lost or was moved; restore data.mdb from a backup (a new ledger is never started over a lost one)")
-            }
+            let contents = try listing(path)
+            if contents.contains("lock.mdb") { throw lockFileAlone(path) }
             if !contents.isEmpty {
                 throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
             }
-            if !makes { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
-            return
+            throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)")
         }
-        if info.st_size == 0 {
-            throw LedgerError(.notALedger, "\(dataFile): is empty; the ledger's data is lost or was never written; restore it from a backup (a new ledger is never started over a lost one)")
+        if info.st_size == 0 { throw emptyDataFile(dataFile) }
+        return nil
+    }
+
+    /// The names in the directory at `path` that holds no `data.mdb`, read to see that it is empty before a new
+    /// ledger is made in it.
+    static func listing(_ path: String) throws(LedgerError) -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            guard faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0, errno == EACCES else {
+                throw LedgerError(.storage, "\(path): cannot list the directory: \(error.localizedDescription)")
+            }
+            throw LedgerError(.storage, "\(path): needs read access, to see that it is empty before a new ledger is made in it; grant it with chmod u+r \(path)")
         }
+    }
+
+    /// The refusal of a directory that holds a `lock.mdb` and no `data.mdb`, with no mark of a ledger being made.
+    static func lockFileAlone(_ path: String) -> LedgerError {
+        LedgerError(.notALedger, "\(path): holds a lock.mdb but no data.mdb; the ledger's data is lost or was moved; restore data.mdb from a backup (a new ledger is never started over a lost one)")
+    }
+
+    /// The refusal of an empty `data.mdb` with no mark of a ledger being made.
+    static func emptyDataFile(_ dataFile: String) -> LedgerError {
+        LedgerError(.notALedger, "\(dataFile): is empty; the ledger's data is lost or was never written; restore it from a backup (a new ledger is never started over a lost one)")
     }
 
     /// Where the symbolic link at `path` leads, when `path` is one.
