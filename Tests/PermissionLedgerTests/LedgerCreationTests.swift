@@ -82,14 +82,15 @@ import Testing
         }
     }
 
-    /// While a maker holds the directory's lock, a writer that finds its mark waits; once it is let go (as a killed
-    /// maker's is), the writer finishes the making.
-    @Test func aWriterWaitsForAMakerAtWork() async throws {
+    /// While a maker holds the directory's lock, a writer that finds its mark waits, and other ledgers of the process
+    /// open meanwhile; once the lock is let go (as a killed maker's is), the writer finishes the making, or opens the
+    /// ledger the maker made.
+    @Test(arguments: ["killed", "done"]) func aWriterWaitsForAMakerAtWork(_ maker: String) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger"
             #expect(mkdir(path, 0o700) == 0)
-            let maker = open(path, O_RDONLY | O_DIRECTORY)
-            #expect(maker >= 0 && flock(maker, LOCK_EX) == 0)
+            let lock = open(path, O_RDONLY | O_DIRECTORY)
+            #expect(lock >= 0 && flock(lock, LOCK_EX) == 0)
             #expect(FileManager.default.createFile(atPath: path + "/" + Self.mark, contents: nil))
             let opened = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var outcome: Result<Ledger, LedgerError>?
@@ -103,12 +104,46 @@ import Testing
             }
             #expect(opened.wait(timeout: .now() + 0.5) == .timedOut, "the writer waits while the maker holds the lock")
             #expect(!Self.exists(path + "/data.mdb"))
-            close(maker)
+            // Another ledger opens while the writer waits.
+            let other = try Ledger(path: directory + "/other", options: .init(durable: false))
+            await other.close()
+            if maker == "done" {
+                // What the maker made: a ledger of one event, its mark removed.
+                try await withClosedLedgerOfOneEvent { made in
+                    for file in try FileManager.default.contentsOfDirectory(atPath: made) {
+                        try FileManager.default.copyItem(atPath: made + "/" + file, toPath: path + "/" + file)
+                    }
+                }
+                try FileManager.default.removeItem(atPath: path + "/" + Self.mark)
+            }
+            close(lock)
             #expect(opened.wait(timeout: .now() + 60) == .success)
             let ledger = try #require(try outcome?.get())
             #expect(!Self.exists(path + "/" + Self.mark))
-            #expect(try await ledger.head().seq == 0)
+            #expect(try await ledger.head().seq == (maker == "done" ? 1 : 0))
             await ledger.close()
+        }
+    }
+
+    /// A writer that makes no ledger (erase, retain, rebuild) leaves a making it finds to one that does.
+    @Test func aWriterThatMakesNoLedgerRefusesOneNotMadeYet() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = try await Self.cutShort(at: "before the mark went", in: directory)
+            var options = Ledger.Options(durable: false)
+            options.makesLedger = false
+            let error = ledgerError { _ = try Ledger(path: path, options: options) }
+            #expect(error?.message == "\(path): a ledger was being made here and is not made yet (its maker may have stopped midway); open it, for example with import, to finish making it")
+            #expect(Self.exists(path + "/" + Self.mark))
+        }
+    }
+
+    @Test func somethingPlantedInPlaceOfTheMarkIsRefused() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let path = directory + "/ledger"
+            #expect(mkdir(path, 0o700) == 0 && mkdir(path + "/" + Self.mark, 0o700) == 0)
+            let error = ledgerError { _ = try Ledger(path: path, options: .init(durable: false)) }
+            #expect(error?.message.hasPrefix("\(path)/\(Self.mark): is not the empty file of yours that marks a ledger being made") == true, "\(String(describing: error))")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path) == [Self.mark])
         }
     }
 }

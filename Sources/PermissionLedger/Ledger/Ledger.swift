@@ -191,19 +191,33 @@ public final class Ledger: Sendable {
         // opens of one new ledger at once are then one ledger and one `.locked`, neither seeing the other's half.
         // The making of a new ledger, when this open makes one (or finishes one whose maker stopped midway).
         var creation: LedgerCreation?
-        environment = try Environment.whileOpening { () throws(LedgerError) -> Environment in
-            creation = try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger)
-            try Ledger.checkBeforeOpening(path: path, options: options)
-            do {
-                return try Environment(path: path, options: .init(
-                    mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, fileMode: 0o600,
-                    readOnly: options.readOnly, durable: options.durable,
-                    // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
-                    deferMetaSync: flushesCommits, writableMap: options.writableMap))
-            } catch {
-                throw LedgerError.storage(error, path: path)
+        var opened: Environment?
+        while opened == nil {
+            var makerAtWork = false
+            opened = try Environment.whileOpening { () throws(LedgerError) -> Environment? in
+                switch try LedgerDirectory.prepare(path: path, readOnly: options.readOnly, makes: !options.readOnly && options.makesLedger) {
+                case .open: break
+                case .make(let making): creation = making
+                case .makerAtWork:
+                    makerAtWork = true
+                    return nil
+                }
+                try Ledger.checkBeforeOpening(path: path, options: options)
+                do {
+                    return try Environment(path: path, options: .init(
+                        mapSize: options.mapSize, maxDatabases: StorageTable.allCases.count + StorageTable.retiredNames.count + 2, fileMode: 0o600,
+                        readOnly: options.readOnly, durable: options.durable,
+                        // Durable commits flush their meta page on the flusher thread (see GroupCommitter).
+                        deferMetaSync: flushesCommits, writableMap: options.writableMap))
+                } catch {
+                    throw LedgerError.storage(error, path: path)
+                }
             }
+            // Another process is making the ledger: its lock is waited for outside the opening of environments, so
+            // that this process's other ledgers open meanwhile; then the directory is looked at again.
+            if makerAtWork { try LedgerCreation.waitForMaker(path: path) }
         }
+        environment = opened!
         do {
             try Self.checkWhenOpened(environment, path: path, options: options)
             // Opened before anything is written, so that every failed write-back from now on is reported to it.

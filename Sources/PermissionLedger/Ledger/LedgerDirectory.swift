@@ -13,10 +13,10 @@ enum LedgerDirectory {
     /// Prepares the directory at `path` for ``Ledger/init(path:options:)`` and ``Ledger/verify(path:progress:)``:
     /// refuses a path that holds something other than a sound ledger, or files the ledger must not open, and
     /// creates a missing directory (mode 0700) for a writable open that `makes` a new ledger where there is none.
-    /// Returns the making of a new ledger (``LedgerCreation``) that such an open starts, or goes on with, which it
-    /// finishes once the ledger is made.
+    /// Returns what a writable open does next (``LedgerCreation/Start``): open the ledger, make it (or finish
+    /// making it), or wait for another process that is making it.
     @discardableResult
-    static func prepare(path: String, readOnly: Bool, makes: Bool = false) throws(LedgerError) -> LedgerCreation? {
+    static func prepare(path: String, readOnly: Bool, makes: Bool = false) throws(LedgerError) -> LedgerCreation.Start {
         var info = stat()
         // stat, not lstat: a symbolic link given as the path names the directory it leads to, which is checked.
         if stat(path, &info) != 0 {
@@ -49,24 +49,17 @@ enum LedgerDirectory {
         let dataFile = path + "/data.mdb"
         let hasData = lstat(dataFile, &info) == 0
         if !hasData || info.st_size == 0 || LedgerCreation.isMarked(path) {
-            if makes {
-                return try LedgerCreation.begin(path: path)
+            if !readOnly {
+                return try LedgerCreation.begin(path: path, makes: makes)
             }
             if LedgerCreation.isMarked(path), !hasData || info.st_size == 0 {
-                throw LedgerError(.notALedger, "\(path): a ledger was being made here and is not made yet (its maker may have stopped midway); open it for writing, for example with import, to finish making it")
+                throw LedgerCreation.notMadeYet(path, readOnly: true)
             }
         }
-        guard hasData else {
-            if readOnly { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
-            let contents = try listing(path)
-            if contents.contains("lock.mdb") { throw lockFileAlone(path) }
-            if !contents.isEmpty {
-                throw LedgerError(.notALedger, "\(path): not a ledger (the directory holds other files and no data.mdb)")
-            }
-            throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)")
-        }
+        // A reader from here on: a writer's look at a directory without a ledger is ``LedgerCreation/begin(path:makes:)``'s.
+        guard hasData else { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
         if info.st_size == 0 { throw emptyDataFile(dataFile) }
-        return nil
+        return .open
     }
 
     /// The names in the directory at `path` that holds no `data.mdb`, read to see that it is empty before a new
