@@ -89,8 +89,8 @@ final class LedgerCreation {
         }
     }
 
-    /// The refusal of a writer that does not make ledgers (`Ledger.Options.makesLedger` false: erase, retain,
-    /// rebuild) of a ledger whose making is not finished.
+    /// The refusal of a ledger whose making is not finished, by a reader (`readOnly`) or by a writer that does not
+    /// make ledgers (`Ledger.Options.makesLedger` false: erase, retain, rebuild).
     static func notMadeYet(_ path: String, readOnly: Bool) -> LedgerError {
         LedgerError(.notALedger, "\(path): a ledger was being made here and is not made yet (its maker may have stopped midway); \(readOnly ? "open it for writing" : "open it"), for example with import, to finish making it")
     }

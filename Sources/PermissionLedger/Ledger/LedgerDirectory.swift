@@ -56,7 +56,8 @@ enum LedgerDirectory {
                 throw LedgerCreation.notMadeYet(path, readOnly: true)
             }
         }
-        // A reader from here on: a writer's look at a directory without a ledger is ``LedgerCreation/begin(path:makes:)``'s.
+        // A ledger's data file, or a reader's look at a directory without one (a writer's is
+        // ``LedgerCreation/begin(path:makes:)``'s).
         guard hasData else { throw LedgerError(.notALedger, "\(path): not a ledger (no data.mdb in the directory)") }
         if info.st_size == 0 { throw emptyDataFile(dataFile) }
         return .open
