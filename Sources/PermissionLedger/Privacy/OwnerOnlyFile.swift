@@ -35,9 +35,7 @@ enum OwnerOnlyFile {
                 syncDirectory(of: path)
                 // Whatever named the file meanwhile is refused as any second name is.
                 var info = stat()
-                if fstat(fd, &info) == 0, info.st_nlink != 1 {
-                    throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one")
-                }
+                if fstat(fd, &info) == 0, info.st_nlink != 1 { throw hardLink(path, names: info.st_nlink) }
             }
         } catch {
             close(fd)
@@ -106,15 +104,18 @@ enum OwnerOnlyFile {
             guard fstat(fd, &info) == 0 else { throw Problem(path: path, reason: "cannot be examined: \(String(cString: strerror(errno)))") }
             leftover = info.st_nlink == 2 ? leftoverName(of: path, info) : nil
         }
-        guard info.st_nlink == 1 || (info.st_nlink == 2 && leftover != nil) else {
-            throw Problem(path: path, reason: "has \(info.st_nlink) names (a hard link); a key file must have one")
-        }
+        guard info.st_nlink == 1 || (info.st_nlink == 2 && leftover != nil) else { throw hardLink(path, names: info.st_nlink) }
         guard info.st_uid == geteuid() else { throw Problem(path: path, reason: "belongs to another user (uid \(info.st_uid)); a key file must be yours") }
         guard info.st_mode & 0o077 == 0 else {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw Problem(path: path, reason: "can be read or written by others (mode \(mode)); a key file must be yours alone: chmod 600 \(path)")
         }
         return leftover
+    }
+
+    /// The refusal of the file at `path` that has `names` names.
+    private static func hardLink(_ path: String, names: nlink_t) -> Problem {
+        Problem(path: path, reason: "has \(names) names (a hard link); a key file must have one")
     }
 
     /// The name in `path`'s directory, of the form `NAME.tmp-PID`, that names the same file as `path` (`info`):
